@@ -1,0 +1,38 @@
+# The ledger's build. Every step CI needs is here; nothing is installed by hand.
+GO       ?= go
+BIN      := bin/ledger
+PKGS     := ./...
+FUZZTIME ?= 30s
+DEMO_DIR ?=
+
+.PHONY: all build test lint fuzz demo bench clean
+
+all: lint test build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/ledger
+
+# Unit, golden, fuzz-corpus regression and end-to-end tests (the e2e tests
+# build and run the real binary).
+test:
+	$(GO) test -count=1 $(PKGS)
+
+# gofmt and go vet; fails on any finding.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+# Each fuzz target for a short run (FUZZTIME per target).
+fuzz:
+	@scripts/fuzz-all.sh $(FUZZTIME)
+
+# The main job on an embedded default: sample documents from testdata/.
+demo: build
+	@scripts/demo.sh $(BIN)
+
+bench: build
+	@scripts/bench.sh $(BIN)
+
+clean:
+	rm -rf bin

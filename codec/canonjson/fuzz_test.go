@@ -1,0 +1,47 @@
+package canonjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzParse checks, for any input: Parse never panics; whatever it accepts
+// is valid JSON; and decode → Canonical → decode → Canonical is stable, as is
+// decode → Indent → decode.
+func FuzzParse(f *testing.F) {
+	for _, tc := range canonicalCases {
+		f.Add([]byte(tc.in))
+	}
+	for _, in := range rejectCases {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Parse(data)
+		if err != nil {
+			return
+		}
+		body := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+		if !json.Valid(body) {
+			t.Fatalf("accepted invalid JSON %q", data)
+		}
+		c1 := Canonical(v)
+		if bytes.Contains(c1, []byte("Infinity")) {
+			return // Python's spelling of an overflowed float; not JSON.
+		}
+		v2, err := Parse(c1)
+		if err != nil {
+			t.Fatalf("canonical output %q does not parse: %v", c1, err)
+		}
+		if c2 := Canonical(v2); !bytes.Equal(c1, c2) {
+			t.Fatalf("canonical not stable:\n%q\n%q", c1, c2)
+		}
+		v3, err := Parse(Indent(v))
+		if err != nil {
+			t.Fatalf("indented output does not parse: %v", err)
+		}
+		if c3 := Canonical(v3); !bytes.Equal(c1, c3) {
+			t.Fatalf("indent round trip changed value:\n%q\n%q", c1, c3)
+		}
+	})
+}

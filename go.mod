@@ -1,0 +1,3 @@
+module github.com/proofledger/ledger
+
+go 1.26
