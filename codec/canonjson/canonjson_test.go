@@ -312,3 +312,24 @@ func TestCanonicalUTF8(t *testing.T) {
 		t.Errorf("CanonicalUTF8 = %q, want %q", got, want)
 	}
 }
+
+// TestReprFastPath checks the literal-copy shortcut against full
+// formatting on literals near its boundaries.
+func TestReprFastPath(t *testing.T) {
+	for _, lit := range []string{
+		"0.1", "0.0", "-0.0", "1.0", "10.0", "100.5", "0.0001", "0.00001", "0.001234", "123456789012345.0",
+		"1234567890123456.0", "9999999999999999.0", "12345678901234567.0", "0.123456789012345", "0.1234567890123456",
+		"53.2681110000226", "53.26811100002261", "1.10", "01.5", "1.5e3", "-12.25", "0.30000000000000004",
+		"999999999999999.9", "1000000000000000.0", "0.00010", "5.0", "50.0", "123450000000000.0",
+	} {
+		v, ok := MakeNumber(lit)
+		if !ok {
+			continue
+		}
+		f, _ := v.Float64()
+		want := FormatFloat(f)
+		if got := string(Canonical(v)); got != want {
+			t.Errorf("Canonical(%s) = %s, want %s", lit, got, want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func appendValue(dst []byte, v Value, ascii bool) []byte {
 		return appendString(dst, v.s, ascii)
 	case Array:
 		dst = append(dst, '[')
-		for i, e := range v.arr {
+		for i, e := range v.elems() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -51,13 +51,32 @@ func appendValue(dst []byte, v Value, ascii bool) []byte {
 		return append(dst, ']')
 	case Object:
 		dst = append(dst, '{')
-		for i, m := range sortedMembers(v.obj) {
+		obj := v.members()
+		if slices.IsSortedFunc(obj, cmpMember) {
+			for i := range obj {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendString(dst, obj[i].Key, ascii)
+				dst = append(dst, ':')
+				dst = appendValue(dst, obj[i].Value, ascii)
+			}
+			return append(dst, '}')
+		}
+		var scratch [32]int32
+		idx := scratch[:0]
+		for i := range obj {
+			idx = append(idx, int32(i))
+		}
+		ms := obj
+		slices.SortFunc(idx, func(a, b int32) int { return strings.Compare(ms[a].Key, ms[b].Key) })
+		for i, j := range idx {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, m.Key, ascii)
+			dst = appendString(dst, ms[j].Key, ascii)
 			dst = append(dst, ':')
-			dst = appendValue(dst, m.Value, ascii)
+			dst = appendValue(dst, ms[j].Value, ascii)
 		}
 		return append(dst, '}')
 	}
@@ -94,11 +113,11 @@ func appendIndent(dst []byte, v Value, depth int) []byte {
 	}
 	switch v.typ {
 	case Array:
-		if len(v.arr) == 0 {
+		if v.n == 0 {
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
-		for i, e := range v.arr {
+		for i, e := range v.elems() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -108,11 +127,11 @@ func appendIndent(dst []byte, v Value, depth int) []byte {
 		dst = newline(dst, depth)
 		return append(dst, ']')
 	case Object:
-		if len(v.obj) == 0 {
+		if v.n == 0 {
 			return append(dst, "{}"...)
 		}
 		dst = append(dst, '{')
-		for i, m := range v.obj {
+		for i, m := range v.members() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -145,12 +164,71 @@ func appendNumber(dst []byte, lit string) []byte {
 		}
 		return append(dst, lit...)
 	}
+	if isReprFloat(lit) {
+		return append(dst, lit...)
+	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil && !math.IsInf(f, 0) {
 		// Unreachable for literals that passed the parser; keep the text.
 		return append(dst, lit...)
 	}
 	return AppendFloat(dst, f)
+}
+
+// isReprFloat reports whether a float literal is already what Python's
+// repr prints for the value it denotes, so it can be copied unchanged: a
+// plain decimal "[-]I.F" without exponent, with 1 to 15 significant
+// digits, no redundant zeros (I has no leading zero unless it is "0"; F
+// has no trailing zero unless it is "0"), inside repr's positional range
+// [1e-4, 1e16). Decimals of at most 15 significant digits map to distinct
+// doubles (DBL_DIG), so the shortest round-trip string of the double is
+// the literal itself.
+func isReprFloat(lit string) bool {
+	s := lit
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	dot := -1
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			if dot >= 0 {
+				return false
+			}
+			dot = i
+		case c < '0' || c > '9':
+			return false
+		}
+	}
+	if dot <= 0 || dot == len(s)-1 {
+		return false
+	}
+	intPart, frac := s[:dot], s[dot+1:]
+	if len(frac) > 1 && frac[len(frac)-1] == '0' {
+		return false
+	}
+	if intPart == "0" {
+		// 0.F: positional only down to 1e-4, i.e. at most 3 leading zeros.
+		z := 0
+		for z < len(frac) && frac[z] == '0' {
+			z++
+		}
+		if z == len(frac) {
+			return len(frac) == 1 && lit[0] != '-' // "0.0"; "-0.0" is also repr but rare
+		}
+		return z <= 3 && len(frac)-z <= 15
+	}
+	if intPart[0] == '0' || len(intPart) > 16 {
+		return false
+	}
+	sig := len(intPart) + len(frac)
+	if frac == "0" {
+		sig = len(intPart)
+		for sig > 1 && intPart[sig-1] == '0' {
+			sig--
+		}
+	}
+	return sig <= 15
 }
 
 // FormatFloat returns Python's repr of f (which json.dumps uses), with

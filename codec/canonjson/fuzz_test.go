@@ -3,6 +3,8 @@ package canonjson
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +44,29 @@ func FuzzParse(f *testing.F) {
 		}
 		if c3 := Canonical(v3); !bytes.Equal(c1, c3) {
 			t.Fatalf("indent round trip changed value:\n%q\n%q", c1, c3)
+		}
+	})
+}
+
+// FuzzReprFloat checks that copying a float literal unchanged (the
+// isReprFloat shortcut) always agrees with parsing and re-formatting it.
+func FuzzReprFloat(f *testing.F) {
+	f.Add(53.2681110000226, uint8(13))
+	f.Add(0.1, uint8(1))
+	f.Add(1e15, uint8(1))
+	f.Add(0.00012, uint8(5))
+	f.Fuzz(func(t *testing.T, x float64, prec uint8) {
+		lit := strconv.FormatFloat(x, 'f', int(prec%25), 64)
+		if !strings.Contains(lit, ".") {
+			lit += ".0"
+		}
+		v, ok := MakeNumber(lit)
+		if !ok {
+			return
+		}
+		g, _ := v.Float64()
+		if got, want := string(Canonical(v)), FormatFloat(g); got != want {
+			t.Fatalf("Canonical(%s) = %s, want %s", lit, got, want)
 		}
 	})
 }

@@ -30,7 +30,7 @@ func (e *SyntaxError) Finding() codec.Finding {
 
 // Parse reads one JSON value, surrounded by optional whitespace, from data.
 func Parse(data []byte) (Value, error) {
-	p := parser{data: data}
+	p := parser{data: data, src: string(data)}
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		p.pos = 3
 	}
@@ -47,8 +47,11 @@ func Parse(data []byte) (Value, error) {
 }
 
 type parser struct {
-	data []byte
-	pos  int
+	data   []byte
+	src    string // data as one string: unescaped strings and numbers are substrings of it
+	pos    int
+	mstack []Member
+	vstack []Value
 }
 
 func (p *parser) errorf(format string, args ...any) *SyntaxError {
@@ -114,11 +117,11 @@ func (p *parser) object(depth int) (Value, error) {
 	}
 	p.pos++ // '{'
 	p.skipSpace()
-	var members []Member
+	base := len(p.mstack)
 	var seen map[string]struct{}
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
-		return Value{typ: Object, obj: []Member{}}, nil
+		return Value{typ: Object}, nil
 	}
 	for {
 		if p.pos >= len(p.data) {
@@ -133,6 +136,7 @@ func (p *parser) object(depth int) (Value, error) {
 			return Value{}, err
 		}
 		// Duplicate detection: linear for small objects, a map past 16 keys.
+		members := p.mstack[base:]
 		if seen == nil && len(members) >= 16 {
 			seen = make(map[string]struct{}, 2*len(members))
 			for _, m := range members {
@@ -164,7 +168,7 @@ func (p *parser) object(depth int) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		members = append(members, Member{Key: key, Value: v})
+		p.mstack = append(p.mstack, Member{Key: key, Value: v})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return Value{}, p.errorf("unexpected end of input in object")
@@ -175,7 +179,11 @@ func (p *parser) object(depth int) (Value, error) {
 			p.skipSpace()
 		case '}':
 			p.pos++
-			return Value{typ: Object, obj: members}, nil
+			out := make([]Member, len(p.mstack)-base)
+			copy(out, p.mstack[base:])
+			clear(p.mstack[base:])
+			p.mstack = p.mstack[:base]
+			return objectValue(out), nil
 		default:
 			return Value{}, p.errorf("unexpected %s, want ',' or '}'", describeByte(p.data[p.pos]))
 		}
@@ -188,17 +196,17 @@ func (p *parser) array(depth int) (Value, error) {
 	}
 	p.pos++ // '['
 	p.skipSpace()
-	elems := []Value{}
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
-		return Value{typ: Array, arr: elems}, nil
+		return Value{typ: Array}, nil
 	}
+	base := len(p.vstack)
 	for {
 		v, err := p.value(depth)
 		if err != nil {
 			return Value{}, err
 		}
-		elems = append(elems, v)
+		p.vstack = append(p.vstack, v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return Value{}, p.errorf("unexpected end of input in array")
@@ -209,7 +217,11 @@ func (p *parser) array(depth int) (Value, error) {
 			p.skipSpace()
 		case ']':
 			p.pos++
-			return Value{typ: Array, arr: elems}, nil
+			out := make([]Value, len(p.vstack)-base)
+			copy(out, p.vstack[base:])
+			clear(p.vstack[base:])
+			p.vstack = p.vstack[:base]
+			return arrayValue(out), nil
 		default:
 			return Value{}, p.errorf("unexpected %s, want ',' or ']'", describeByte(p.data[p.pos]))
 		}
@@ -261,7 +273,7 @@ func (p *parser) number() (Value, error) {
 		}
 	}
 	p.pos = i
-	return Value{typ: Number, s: string(d[start:i])}, nil
+	return Value{typ: Number, s: p.src[start:i]}, nil
 }
 
 // validNumber reports whether s is exactly one JSON number literal.
@@ -269,7 +281,7 @@ func validNumber(s string) bool {
 	if s == "" {
 		return false
 	}
-	p := parser{data: []byte(s)}
+	p := parser{data: []byte(s), src: s}
 	if _, err := p.number(); err != nil {
 		return false
 	}
@@ -287,7 +299,7 @@ func (p *parser) str() (string, error) {
 	for i < len(d) {
 		c := d[i]
 		if c == '"' {
-			s := string(d[start:i])
+			s := p.src[start:i]
 			p.pos = i + 1
 			return s, nil
 		}

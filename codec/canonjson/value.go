@@ -24,6 +24,7 @@ package canonjson
 
 import (
 	"math"
+	"unsafe"
 	"math/big"
 	"strconv"
 )
@@ -58,11 +59,43 @@ func (t Type) String() string {
 // "\ud800" kept as its three-byte encoding so that it round-trips the way
 // Python keeps it. Numbers hold their literal text.
 type Value struct {
-	typ Type
-	b   bool
-	s   string // string content, or number literal
-	arr []Value
-	obj []Member
+	s    string         // string content, or number literal
+	kids unsafe.Pointer // first element of the []Value (array) or []Member (object) holding the children
+	n    uint32         // number of children
+	typ  Type
+	b    bool
+}
+
+// A Value is 32 bytes and a Member 48: parsing a document copies many of
+// them, so the children are one pointer and a count rather than two slice
+// headers. elems and members rebuild the slices without allocating.
+
+func arrayValue(es []Value) Value {
+	if len(es) == 0 {
+		return Value{typ: Array}
+	}
+	return Value{typ: Array, kids: unsafe.Pointer(unsafe.SliceData(es)), n: uint32(len(es))}
+}
+
+func objectValue(ms []Member) Value {
+	if len(ms) == 0 {
+		return Value{typ: Object}
+	}
+	return Value{typ: Object, kids: unsafe.Pointer(unsafe.SliceData(ms)), n: uint32(len(ms))}
+}
+
+func (v Value) elems() []Value {
+	if v.typ != Array || v.n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*Value)(v.kids), v.n)
+}
+
+func (v Value) members() []Member {
+	if v.typ != Object || v.n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*Member)(v.kids), v.n)
 }
 
 // Member is one key/value pair of an object, in document order.
@@ -103,11 +136,11 @@ func MakeNumber(literal string) (Value, bool) {
 }
 
 // MakeArray returns a JSON array of elems.
-func MakeArray(elems ...Value) Value { return Value{typ: Array, arr: elems} }
+func MakeArray(elems ...Value) Value { return arrayValue(elems) }
 
 // MakeObject returns a JSON object with members in the given order. Keys
 // must be unique; the encoders do not check.
-func MakeObject(members ...Member) Value { return Value{typ: Object, obj: members} }
+func MakeObject(members ...Member) Value { return objectValue(members) }
 
 // Type returns v's JSON type.
 func (v Value) Type() Type { return v.typ }
@@ -189,30 +222,21 @@ func (v Value) Float64() (float64, bool) {
 
 // Len returns the number of elements of an array or members of an object.
 func (v Value) Len() int {
-	switch v.typ {
-	case Array:
-		return len(v.arr)
-	case Object:
-		return len(v.obj)
+	if v.typ == Array || v.typ == Object {
+		return int(v.n)
 	}
 	return 0
 }
 
 // Elems returns an array's elements. The slice must not be modified.
 func (v Value) Elems() []Value {
-	if v.typ != Array {
-		return nil
-	}
-	return v.arr
+	return v.elems()
 }
 
 // Members returns an object's members in document order. The slice must
 // not be modified.
 func (v Value) Members() []Member {
-	if v.typ != Object {
-		return nil
-	}
-	return v.obj
+	return v.members()
 }
 
 // Get returns the member of an object named key.
@@ -220,9 +244,9 @@ func (v Value) Get(key string) (Value, bool) {
 	if v.typ != Object {
 		return Value{}, false
 	}
-	for i := range v.obj {
-		if v.obj[i].Key == key {
-			return v.obj[i].Value, true
+	for _, m := range v.members() {
+		if m.Key == key {
+			return m.Value, true
 		}
 	}
 	return Value{}, false
@@ -240,13 +264,13 @@ func (v Value) Without(key string) Value {
 	if v.typ != Object {
 		return v
 	}
-	out := make([]Member, 0, len(v.obj))
-	for _, m := range v.obj {
+	out := make([]Member, 0, v.n)
+	for _, m := range v.members() {
 		if m.Key != key {
 			out = append(out, m)
 		}
 	}
-	return Value{typ: Object, obj: out}
+	return objectValue(out)
 }
 
 // With returns a copy of an object with member key set to val: replaced in
@@ -255,9 +279,9 @@ func (v Value) With(key string, val Value) Value {
 	if v.typ != Object {
 		return v
 	}
-	out := make([]Member, 0, len(v.obj)+1)
+	out := make([]Member, 0, v.n+1)
 	found := false
-	for _, m := range v.obj {
+	for _, m := range v.members() {
 		if m.Key == key {
 			m.Value = val
 			found = true
@@ -267,7 +291,7 @@ func (v Value) With(key string, val Value) Value {
 	if !found {
 		out = append(out, Member{Key: key, Value: val})
 	}
-	return Value{typ: Object, obj: out}
+	return objectValue(out)
 }
 
 // Equal reports whether v and w are the same JSON value in Python's eyes:

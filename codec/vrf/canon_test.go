@@ -7,10 +7,10 @@ import (
 	"github.com/proofledger/ledger/codec/canonjson"
 )
 
-// TestCanonicalBody checks the pre-sorting shortcut against canonjson on
-// key orders that matter: code point order across the BMP, astral planes
-// and lone surrogates, nested arrays of objects, and a signature member in
-// any position.
+// TestCanonicalBody checks the hashed body against canonjson on key orders
+// that matter: code point order across the BMP, astral planes and lone
+// surrogates, nested arrays of objects, and a signature member in any
+// position.
 func TestCanonicalBody(t *testing.T) {
 	docs := []string{
 		`{}`,
