@@ -24,9 +24,9 @@ package canonjson
 
 import (
 	"math"
-	"unsafe"
 	"math/big"
 	"strconv"
+	"unsafe"
 )
 
 // Type is the JSON type of a Value.
