@@ -1,0 +1,90 @@
+package ledger
+
+import (
+	"encoding/binary"
+
+	"github.com/proofledger/ledger/codec"
+)
+
+// Key layout of the Pebble store (documented in docs/FORMAT.md). Every key
+// starts with a one-letter keyspace and a slash; integers are 8-byte
+// big-endian so that keys sort numerically.
+var (
+	keyFormat    = []byte("m/format")    // uvarint store format version
+	keyOrigin    = []byte("m/origin")    // checkpoint origin line
+	keySize      = []byte("m/size")      // u64 number of events (tree size)
+	keyLastTime  = []byte("m/last_time") // i64 AppendedAt of the last event, unix ns
+	prefixEvent  = []byte("e/")          // e/<seq>            → event value
+	prefixHash   = []byte("h/")          // h/<stored index>   → 32-byte tlog stored hash
+	prefixIdent  = []byte("i/")          // i/<kind code><id>  → seq u64 + sha256 of the document
+	prefixTask   = []byte("k/")          // k/<task><seq>      → empty: events of a task
+	prefixTime   = []byte("t/")          // t/<appended ns><seq> → empty: time index
+	prefixCkpt   = []byte("c/")          // c/<size>           → signed checkpoint note
+	prefixConfig = []byte("s/")          // s/<name>           → settings (HMAC keys)
+)
+
+// kindCodes give each kind a one-byte code in identity keys. Codes are part
+// of the store format: never renumber.
+var kindCodes = map[codec.Kind]byte{
+	codec.KindVRF:             1,
+	codec.KindAVIRAttestation: 2,
+	codec.KindAVIRSpec:        3,
+	codec.KindRVWW:            4,
+	KindRollback:              5,
+	KindPolicy:                6,
+}
+
+func u64(n uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], n)
+	return b[:]
+}
+
+func join(parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func eventKey(seq int64) []byte       { return join(prefixEvent, u64(uint64(seq))) }
+func hashKey(index int64) []byte      { return join(prefixHash, u64(uint64(index))) }
+func checkpointKey(size int64) []byte { return join(prefixCkpt, u64(uint64(size))) }
+func identKey(kind codec.Kind, id string) []byte {
+	return join(prefixIdent, []byte{kindCodes[kind]}, []byte(id))
+}
+func taskKey(task string, seq int64) []byte {
+	return join(prefixTask, []byte(task), []byte{0}, u64(uint64(seq)))
+}
+func taskPrefix(task string) []byte { return join(prefixTask, []byte(task), []byte{0}) }
+func timeKey(t int64, seq int64) []byte {
+	return join(prefixTime, u64(uint64(t)^(1<<63)), u64(uint64(seq)))
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+var prefixSucc = []byte("n/") // n/<receipt id> → seq of the receipt that continues it
+
+func successorKey(id string) []byte { return join(prefixSucc, []byte(id)) }
+
+func be64(b []byte) uint64 {
+	if len(b) < 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}

@@ -1,0 +1,203 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/proofledger/ledger/codec/keys"
+)
+
+const vectors = "../testdata/vectors"
+
+func readFile(t testing.TB, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func newLedger(t testing.TB, opts Options) *Ledger {
+	t.Helper()
+	dir := t.TempDir()
+	seed := bytes.Repeat([]byte{7}, 32)
+	priv, err := keys.ParsePrivateKey([]byte(hexString(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Init(dir, InitOptions{Origin: "test.example/ledger", Key: priv}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func hexString(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}
+
+func vectorSubs(t testing.TB) []Submission {
+	return []Submission{
+		{Name: "vrf", Data: readFile(t, filepath.Join(vectors, "vrf/01_tier0_pass.json"))},
+		{Name: "avir", Data: readFile(t, filepath.Join(vectors, "avir/01_verified_L2.attestation.json"))},
+		{Name: "rvww", Data: readFile(t, filepath.Join(vectors, "rvww/01_solved_autonomous_signed.rvww"))},
+	}
+}
+
+func hmacOpts(t testing.TB) AppendOptions {
+	k, err := keys.LoadHMACKey(filepath.Join(vectors, "rvww/hmac_key.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return AppendOptions{HMACKeys: []keys.HMACKey{k}}
+}
+
+func TestAppendVectorsAndReplay(t *testing.T) {
+	l := newLedger(t, Options{})
+	ctx := context.Background()
+	at := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	subs := vectorSubs(t)
+	for i := range subs {
+		subs[i].Arrival = at
+	}
+	out, err := l.Append(ctx, subs, hmacOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range out {
+		if o.Status != StatusAppended || o.Seq != int64(i) {
+			t.Fatalf("outcome %d = %+v", i, o)
+		}
+	}
+	if l.Size() != 3 {
+		t.Fatalf("size %d", l.Size())
+	}
+	// Replays: identical bytes.
+	again, err := l.Append(ctx, subs, hmacOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range again {
+		if o.Status != StatusReplay || o.Seq != int64(i) {
+			t.Errorf("replay %d = %+v", i, o)
+		}
+	}
+	// Conflict: same receipt_id, different bytes (re-indented JSON, still
+	// valid and signed).
+	vrf := subs[0].Data
+	conflicting := bytes.Replace(vrf, []byte("\n  "), []byte("\n    "), 1)
+	c, err := l.Append(ctx, []Submission{{Name: "c", Data: conflicting}}, AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c[0].Status != StatusConflict || c[0].Seq != 0 {
+		t.Errorf("conflict = %+v", c[0])
+	}
+	// Unsigned bundle without key: signature not checked → rejected.
+	r, err := l.Append(ctx, []Submission{{Name: "b", Data: subs[2].Data}}, AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r[0].Status != StatusReplay {
+		// identity is checked after verification; without the key the
+		// bundle does not verify, so it is rejected.
+		if r[0].Status != StatusRejected {
+			t.Errorf("bundle without key = %+v", r[0])
+		}
+	}
+	ev, err := l.Event(2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ev.Data, subs[2].Data) {
+		t.Error("bundle bytes changed")
+	}
+	if ev.AppendedAt != at {
+		t.Errorf("appended at %v", ev.AppendedAt)
+	}
+}
+
+func TestProofs(t *testing.T) {
+	l := newLedger(t, Options{})
+	ctx := context.Background()
+	subs := vectorSubs(t)
+	for _, s := range subs {
+		if _, err := l.Append(ctx, []Submission{s}, hmacOpts(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := int64(0); seq < 3; seq++ {
+		p, err := l.ProveInclusion(seq, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := ParseInclusionProof(p.Marshal())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := parsed.Verify(l.VerifierKey(), subs[seq].Data)
+		if err != nil {
+			t.Fatalf("seq %d: %v", seq, err)
+		}
+		if v.Event.Seq != seq || v.Checkpoint.Size != 3 {
+			t.Errorf("verified %+v", v)
+		}
+		if _, err := parsed.Verify(l.VerifierKey(), []byte("other")); !errors.Is(err, ErrProof) {
+			t.Errorf("wrong doc verified: %v", err)
+		}
+	}
+	for old := int64(0); old <= 3; old++ {
+		p, err := l.ProveConsistency(old, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := ParseConsistencyProof(p.Marshal())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parsed.Verify(l.VerifierKey()); err != nil {
+			t.Errorf("consistency %d→3: %v", old, err)
+		}
+	}
+}
+
+func TestAuditCleanAndCorrupted(t *testing.T) {
+	l := newLedger(t, Options{})
+	ctx := context.Background()
+	if _, err := l.Append(ctx, vectorSubs(t), hmacOpts(t)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Audit(ctx)
+	if err != nil || !rep.OK() {
+		t.Fatalf("audit of a clean ledger: %v %v", err, rep.Problems)
+	}
+	// Damage an index entry and a stored hash behind the ledger's back.
+	if err := l.db.Set(identKey("vrf", "4317e99d-6ddf-45f5-8d9e-f7d2ec99d867"), append(u64(2), make([]byte, 32)...), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.db.Set(hashKey(0), make([]byte, 32), nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = l.Audit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 2 {
+		t.Errorf("audit found %q, want the identity entry and the stored hash", rep.Problems)
+	}
+}

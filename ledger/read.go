@@ -1,0 +1,226 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/proofledger/ledger/codec"
+)
+
+// Event returns event seq; withData also loads the original document bytes.
+func (l *Ledger) Event(seq int64, withData bool) (*Event, error) {
+	if seq < 0 {
+		return nil, fmt.Errorf("event %d: %w", seq, ErrNotFound)
+	}
+	v, err := l.get(eventKey(seq))
+	if err != nil {
+		return nil, fmt.Errorf("event %d: %w", seq, err)
+	}
+	return l.decodeEvent(v, withData)
+}
+
+func (l *Ledger) decodeEvent(v []byte, withData bool) (*Event, error) {
+	leaf, data, err := l.decodeValue(v, withData)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := ParseLeaf(leaf)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	ev.Data = data
+	return ev, nil
+}
+
+// Lookup finds the event of a document identity (a receipt_id, an AVIR
+// chain_hash or spec hash, a bundle's "<task uuid>@<created_ns>") in any kind.
+func (l *Ledger) Lookup(id string) (*Event, error) {
+	for kind := range kindCodes {
+		iv, found, err := l.lookupIdent(&overlay{}, kind, id)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			return l.Event(iv.seq, false)
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+}
+
+// LookupKind finds the event of an identity within one kind.
+func (l *Ledger) LookupKind(kind codec.Kind, id string) (*Event, error) {
+	iv, found, err := l.lookupIdent(&overlay{}, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%s %s: %w", kind, id, ErrNotFound)
+	}
+	return l.Event(iv.seq, false)
+}
+
+// Scan calls fn for events from seq `from` on, in order, until fn returns
+// false or an error. withData loads document bytes.
+func (l *Ledger) Scan(from int64, withData bool, fn func(*Event) (bool, error)) error {
+	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: eventKey(max(from, 0)), UpperBound: prefixEnd(prefixEvent)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		ev, err := l.decodeEvent(it.Value(), withData)
+		if err != nil {
+			return err
+		}
+		more, err := fn(ev)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// FirstAt returns the sequence number of the first event appended at or
+// after t (Size() when none), using the time index.
+func (l *Ledger) FirstAt(t time.Time) (int64, error) {
+	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: timeKey(t.UnixNano(), 0), UpperBound: prefixEnd(prefixTime)})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	if !it.First() {
+		return l.Size(), it.Error()
+	}
+	k := it.Key()
+	return int64(be64(k[len(prefixTime)+8:])), nil
+}
+
+// taskSeqs returns the sequence numbers of a task's events in log order.
+func (l *Ledger) taskSeqs(task string) ([]int64, error) {
+	p := taskPrefix(task)
+	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []int64
+	for ok := it.First(); ok; ok = it.Next() {
+		out = append(out, int64(be64(it.Key()[len(p):])))
+	}
+	return out, it.Error()
+}
+
+// TaskHistory returns a task's events (bundles and rollbacks) in log order.
+func (l *Ledger) TaskHistory(task string) ([]*Event, error) {
+	seqs, err := l.taskSeqs(task)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Event, 0, len(seqs))
+	for _, s := range seqs {
+		ev, err := l.Event(s, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// Chain returns the receipt chain that id belongs to, oldest first: back
+// along previous_receipt links to the first receipt, then forward along
+// successors to the latest.
+func (l *Ledger) Chain(id string) ([]*Event, error) {
+	ev, err := l.LookupKind(codec.KindVRF, id)
+	if err != nil {
+		return nil, err
+	}
+	var back []*Event
+	for cur := ev; ; {
+		back = append(back, cur)
+		prev := linkOf(cur, RelPreviousReceipt)
+		if prev == nil {
+			break
+		}
+		if cur, err = l.Event(prev.Seq, false); err != nil {
+			return nil, err
+		}
+		if len(back) > int(l.Size()) {
+			return nil, fmt.Errorf("%w: receipt chain loops", ErrCorrupt)
+		}
+	}
+	out := make([]*Event, 0, len(back))
+	for i := len(back) - 1; i >= 0; i-- {
+		out = append(out, back[i])
+	}
+	for cur := ev; ; {
+		succ, ok, err := l.successor(&overlay{}, cur.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if cur, err = l.Event(succ, false); err != nil {
+			return nil, err
+		}
+		out = append(out, cur)
+		if len(out) > int(l.Size()) {
+			return nil, fmt.Errorf("%w: receipt chain loops", ErrCorrupt)
+		}
+	}
+	return out, nil
+}
+
+func linkOf(ev *Event, rel string) *Link {
+	for i := range ev.Links {
+		if ev.Links[i].Rel == rel {
+			return &ev.Links[i]
+		}
+	}
+	return nil
+}
+
+// Checkpoint returns the latest signed checkpoint.
+func (l *Ledger) Checkpoint() ([]byte, error) {
+	c, _, err := l.checkpointAt(0)
+	return c, err
+}
+
+// checkpointAt returns the signed checkpoint for tree size n (0: the
+// latest), signing one now when the ledger kept none for n.
+func (l *Ledger) checkpointAt(n int64) ([]byte, Checkpoint, error) {
+	size := l.Size()
+	if n == 0 {
+		n = size
+	}
+	if n < 0 || n > size {
+		return nil, Checkpoint{}, fmt.Errorf("tree size %d: the ledger has %d events", n, size)
+	}
+	if v, err := l.get(checkpointKey(n)); err == nil {
+		c, err := l.parseOwnCheckpoint(v)
+		return v, c, err
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, Checkpoint{}, err
+	}
+	if l.signer == nil {
+		return nil, Checkpoint{}, fmt.Errorf("no checkpoint kept for size %d and the ledger is open read-only", n)
+	}
+	root, err := l.TreeHash(n)
+	if err != nil {
+		return nil, Checkpoint{}, err
+	}
+	c := Checkpoint{Origin: l.origin, Size: n, Root: root}
+	signed, err := l.signer.sign(c)
+	return signed, c, err
+}
+
+func (l *Ledger) parseOwnCheckpoint(signed []byte) (Checkpoint, error) {
+	if l.vkey == "" {
+		return Checkpoint{}, fmt.Errorf("no verifier key to read checkpoints")
+	}
+	return OpenCheckpoint(signed, l.vkey)
+}

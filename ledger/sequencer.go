@@ -1,0 +1,480 @@
+package ledger
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/codec/canonjson"
+	"github.com/proofledger/ledger/codec/inspect"
+)
+
+// appendRequest is one Append call waiting for the sequencer.
+type appendRequest struct {
+	cands    []*candidate
+	outcomes []Outcome
+	err      error
+	done     chan struct{}
+}
+
+// Projector derives index entries from events. For every batch the
+// sequencer calls Begin, then Project for each appended event in order, then
+// Flush, all writing into the events' own Pebble batch: projections are
+// committed (or lost) together with the events. A projection must be a
+// function of the events alone (their leaves, see Event.Attrs): `ledger
+// rebuild` recomputes it from the log, and must get the same keys and
+// values whatever the batch boundaries were.
+type Projector interface {
+	// Name identifies the projector in errors.
+	Name() string
+	// Begin starts a batch. The returned ProjectionBatch may gather updates
+	// in memory and write them in Flush; it is dropped when the batch fails.
+	Begin() ProjectionBatch
+}
+
+// ProjectionBatch gathers one batch's projection updates.
+type ProjectionBatch interface {
+	// Project adds what ev implies.
+	Project(w Writer, ev *Event) error
+	// Flush writes everything gathered.
+	Flush(w Writer) error
+}
+
+// Writer is the view of a batch a Projector gets. Reads see the batch's
+// own earlier writes.
+type Writer interface {
+	Get(key []byte) ([]byte, error) // ErrNotFound when absent
+	Set(key, value []byte) error
+	Delete(key []byte) error
+}
+
+// ProjectionPrefix is the keyspace reserved for projections; the ledger
+// never writes under it itself.
+var ProjectionPrefix = []byte("x/")
+
+type batchWriter struct{ b *pebble.Batch }
+
+func (w batchWriter) Get(key []byte) ([]byte, error) {
+	v, closer, err := w.b.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+func (w batchWriter) Set(key, value []byte) error { return w.b.Set(key, value, nil) }
+func (w batchWriter) Delete(key []byte) error     { return w.b.Delete(key, nil) }
+
+// sequence is the single goroutine that orders appends. It takes the first
+// waiting request, drains more up to the batch limit, admits each document
+// against the log (identity, chains, tasks), writes the events, their tree
+// hashes, index entries and a signed checkpoint in one batch, commits it
+// with a synchronous WAL write, and only then answers every waiting caller.
+func (l *Ledger) sequence() {
+	defer l.wg.Done()
+	for {
+		var first *appendRequest
+		select {
+		case first = <-l.queue:
+		case <-l.closed:
+			l.drainClosed()
+			return
+		}
+		reqs := []*appendRequest{first}
+		n := len(first.cands)
+	drain:
+		for n < l.maxB {
+			select {
+			case r := <-l.queue:
+				reqs = append(reqs, r)
+				n += len(r.cands)
+			default:
+				break drain
+			}
+		}
+		err := l.commitBatch(reqs)
+		for _, r := range reqs {
+			if err != nil {
+				r.err = err
+				r.outcomes = nil
+			}
+			close(r.done)
+		}
+	}
+}
+
+func (l *Ledger) drainClosed() {
+	for {
+		select {
+		case r := <-l.queue:
+			r.err = ErrClosed
+			close(r.done)
+		default:
+			return
+		}
+	}
+}
+
+// overlay is the state of the batch being built, seen before the store.
+type overlay struct {
+	hashes map[int64]tlog.Hash
+	ident  map[string]identValue
+	events map[int64]*Event
+	tasks  map[string]int64 // task → latest seq in this batch
+	succ   map[string]int64 // receipt id → successor seq in this batch
+}
+
+type identValue struct {
+	seq    int64
+	digest [32]byte
+}
+
+func (l *Ledger) commitBatch(reqs []*appendRequest) error {
+	l.mu.RLock()
+	size, lastT := l.size, l.lastT
+	l.mu.RUnlock()
+	ov := &overlay{hashes: map[int64]tlog.Hash{}, ident: map[string]identValue{}, events: map[int64]*Event{},
+		tasks: map[string]int64{}, succ: map[string]int64{}}
+	b := l.db.NewIndexedBatch()
+	defer b.Close()
+	pbs := l.beginProjections()
+	startSize := size
+	for _, r := range reqs {
+		r.outcomes = make([]Outcome, len(r.cands))
+		for i, c := range r.cands {
+			o, ev, err := l.admit(c, ov, size)
+			if err != nil {
+				return err
+			}
+			if ev != nil {
+				t := c.arrival.UnixNano()
+				if t < lastT {
+					t = lastT // never backwards along the log
+				}
+				lastT = t
+				ev.AppendedAt = time.Unix(0, t).UTC()
+				if err := l.writeEvent(b, ov, ev, c, pbs); err != nil {
+					return err
+				}
+				o.Seq = ev.Seq
+				o.Event = ev
+				size++
+			}
+			r.outcomes[i] = o
+		}
+	}
+	if size == startSize {
+		return nil // nothing to write: every submission was refused
+	}
+	if err := l.flushProjections(b, pbs); err != nil {
+		return err
+	}
+	root, err := tlog.TreeHash(size, hashReader{l: l, pending: ov.hashes})
+	if err != nil {
+		return fmt.Errorf("tree hash: %w", err)
+	}
+	ckpt, err := l.signer.sign(Checkpoint{Origin: l.origin, Size: size, Root: root})
+	if err != nil {
+		return err
+	}
+	b.Set(checkpointKey(size), ckpt, nil)
+	b.Set(keySize, u64(uint64(size)), nil)
+	b.Set(keyLastTime, u64(uint64(lastT)), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("commit batch: %w", err)
+	}
+	l.mu.Lock()
+	l.size, l.lastT = size, lastT
+	l.mu.Unlock()
+	return nil
+}
+
+// admit decides one candidate against the log and the batch so far. It
+// returns the event to write (Seq and links set) or nil with the outcome of
+// a refusal.
+func (l *Ledger) admit(c *candidate, ov *overlay, next int64) (Outcome, *Event, error) {
+	o := Outcome{Name: c.sub.Name, Kind: c.kind, ID: c.id, Seq: -1, Status: StatusRejected}
+	iv, found, err := l.lookupIdent(ov, c.kind, c.id)
+	if err != nil {
+		return o, nil, err
+	}
+	if found {
+		o.Seq = iv.seq
+		if iv.digest == c.digest {
+			o.Status = StatusReplay
+			o.Reason = fmt.Sprintf("already in the ledger as event %d", iv.seq)
+		} else {
+			o.Status = StatusConflict
+			o.Reason = fmt.Sprintf("a different document with this identity is event %d", iv.seq)
+		}
+		return o, nil, nil
+	}
+	s := c.res
+	ev := &Event{Seq: next, Kind: c.kind, ID: c.id, Subject: s.Subject, Signer: s.Signer, Time: s.Time,
+		Position: -1, Digest: c.digest, Size: int64(len(c.sub.Data)), Attrs: canonjson.MakeObject()}
+	switch c.kind {
+	case codec.KindVRF:
+		reason, err := l.linkReceipt(c, ov, ev)
+		if err != nil {
+			return o, nil, err
+		}
+		if reason != "" {
+			o.Class, o.Reason = RejectLink, reason
+			return o, nil, nil
+		}
+	case codec.KindRVWW:
+		ev.Subject = c.task
+		prev, ok, err := l.latestOfTask(ov, c.task)
+		if err != nil {
+			return o, nil, err
+		}
+		if ok {
+			ev.Links = append(ev.Links, Link{Rel: RelTaskPrevious, ID: prev.ID, Seq: prev.Seq})
+		}
+	}
+	ev.Attrs = kindAttrs(s)
+	o.Status = StatusAppended
+	return o, ev, nil
+}
+
+// linkReceipt applies the chain rules to a receipt: a previous_receipt must
+// be in the log (or earlier in the batch), have no successor yet, sit at
+// chain_position - 1 (a receipt without chain_position counts as position
+// 0), and speak for the same agent. The receipt's agent is its agent_id,
+// else its predecessor's agent, else (a chain's first receipt) its own
+// receipt_id when it carries chain fields, else its signer, else its own id.
+func (l *Ledger) linkReceipt(c *candidate, ov *overlay, ev *Event) (string, error) {
+	r := c.res.Receipt
+	if c.prev == "" {
+		ev.Subject = c.agent
+		if ev.Subject == "" {
+			switch {
+			case c.position >= 0:
+				ev.Subject = c.id
+			case c.res.Signer != "":
+				ev.Subject = c.res.Signer
+			default:
+				ev.Subject = c.id
+			}
+		}
+		ev.Position = max(c.position, 0)
+		return "", nil
+	}
+	iv, found, err := l.lookupIdent(ov, codec.KindVRF, c.prev)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return fmt.Sprintf("metadata.previous_receipt: receipt %s is not in the ledger (append it first, or in the same call)", c.prev), nil
+	}
+	pred, err := l.eventForLink(ov, iv.seq)
+	if err != nil {
+		return "", err
+	}
+	if succ, ok, err := l.successor(ov, c.prev); err != nil {
+		return "", err
+	} else if ok {
+		return fmt.Sprintf("metadata.previous_receipt: receipt %s already has a successor (event %d); a chain cannot fork", c.prev, succ), nil
+	}
+	predPos := max(pred.Position, 0)
+	if c.position != predPos+1 {
+		return fmt.Sprintf("metadata.chain_position: %d, want %d (one more than receipt %s at position %d)", c.position, predPos+1, c.prev, predPos), nil
+	}
+	agent := c.agent
+	if agent == "" {
+		agent = pred.Subject
+	} else if agent != pred.Subject {
+		return fmt.Sprintf("agent_id: %q continues receipt %s of agent %q; a chain speaks for one agent", agent, c.prev, pred.Subject), nil
+	}
+	_ = r
+	ev.Subject = agent
+	ev.Position = c.position
+	ev.Links = append(ev.Links, Link{Rel: RelPreviousReceipt, ID: c.prev, Seq: pred.Seq})
+	return "", nil
+}
+
+// writeEvent adds the event, its tree hashes and the ledger's own index
+// entries to the batch, then runs the projectors.
+func (l *Ledger) writeEvent(b *pebble.Batch, ov *overlay, ev *Event, c *candidate, pbs []ProjectionBatch) error {
+	leaf := ev.Leaf()
+	hashes, err := tlog.StoredHashes(ev.Seq, leaf, hashReader{l: l, pending: ov.hashes})
+	if err != nil {
+		return fmt.Errorf("stored hashes for event %d: %w", ev.Seq, err)
+	}
+	base := tlog.StoredHashIndex(0, ev.Seq)
+	for i, h := range hashes {
+		ov.hashes[base+int64(i)] = h
+		b.Set(hashKey(base+int64(i)), h[:], nil)
+	}
+	b.Set(eventKey(ev.Seq), l.encodeValue(leaf, c.sub.Data), nil)
+	b.Set(identKey(ev.Kind, ev.ID), append(u64(uint64(ev.Seq)), ev.Digest[:]...), nil)
+	ov.ident[string(identKey(ev.Kind, ev.ID))] = identValue{seq: ev.Seq, digest: ev.Digest}
+	b.Set(timeKey(ev.AppendedAt.UnixNano(), ev.Seq), nil, nil)
+	if c.task != "" {
+		b.Set(taskKey(c.task, ev.Seq), nil, nil)
+		ov.tasks[c.task] = ev.Seq
+	}
+	for _, link := range ev.Links {
+		if link.Rel == RelPreviousReceipt {
+			b.Set(successorKey(link.ID), u64(uint64(ev.Seq)), nil)
+			ov.succ[link.ID] = ev.Seq
+		}
+	}
+	ov.events[ev.Seq] = ev
+	return l.project(b, pbs, ev)
+}
+
+func (l *Ledger) beginProjections() []ProjectionBatch {
+	pbs := make([]ProjectionBatch, len(l.proj))
+	for i, p := range l.proj {
+		pbs[i] = p.Begin()
+	}
+	return pbs
+}
+
+func (l *Ledger) project(b *pebble.Batch, pbs []ProjectionBatch, ev *Event) error {
+	for i, pb := range pbs {
+		if err := pb.Project(batchWriter{b}, ev); err != nil {
+			return fmt.Errorf("projection %s, event %d: %w", l.proj[i].Name(), ev.Seq, err)
+		}
+	}
+	return nil
+}
+
+func (l *Ledger) flushProjections(b *pebble.Batch, pbs []ProjectionBatch) error {
+	for i, pb := range pbs {
+		if err := pb.Flush(batchWriter{b}); err != nil {
+			return fmt.Errorf("projection %s: %w", l.proj[i].Name(), err)
+		}
+	}
+	return nil
+}
+
+func (l *Ledger) lookupIdent(ov *overlay, kind codec.Kind, id string) (identValue, bool, error) {
+	k := identKey(kind, id)
+	if iv, ok := ov.ident[string(k)]; ok {
+		return iv, true, nil
+	}
+	v, err := l.get(k)
+	if errors.Is(err, ErrNotFound) {
+		return identValue{}, false, nil
+	}
+	if err != nil {
+		return identValue{}, false, err
+	}
+	if len(v) != 8+32 {
+		return identValue{}, false, fmt.Errorf("%w: identity entry of %s %s", ErrCorrupt, kind, id)
+	}
+	iv := identValue{seq: int64(be64(v))}
+	copy(iv.digest[:], v[8:])
+	return iv, true, nil
+}
+
+func (l *Ledger) eventForLink(ov *overlay, seq int64) (*Event, error) {
+	if ev, ok := ov.events[seq]; ok {
+		return ev, nil
+	}
+	return l.Event(seq, false)
+}
+
+func (l *Ledger) successor(ov *overlay, id string) (int64, bool, error) {
+	if s, ok := ov.succ[id]; ok {
+		return s, true, nil
+	}
+	v, err := l.get(successorKey(id))
+	if errors.Is(err, ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return int64(be64(v)), true, nil
+}
+
+// latestOfTask returns the latest event of a task, from the batch or the log.
+func (l *Ledger) latestOfTask(ov *overlay, task string) (*Event, bool, error) {
+	if s, ok := ov.tasks[task]; ok {
+		return ov.events[s], true, nil
+	}
+	seqs, err := l.taskSeqs(task)
+	if err != nil || len(seqs) == 0 {
+		return nil, false, err
+	}
+	ev, err := l.Event(seqs[len(seqs)-1], false)
+	return ev, err == nil, err
+}
+
+// kindAttrs records in the event the facts of a document that projections
+// need, so that they (and `ledger rebuild`) read leaves only and never
+// decode documents again. They are fixed at append time: a bundle's
+// governance evaluation uses the policies known then.
+func kindAttrs(res *inspect.Result) canonjson.Value {
+	type m = canonjson.Member
+	str, num := canonjson.MakeString, canonjson.MakeInt
+	switch {
+	case res.Receipt != nil:
+		r := res.Receipt
+		c := r.Counts()
+		ms := []m{
+			{Key: "verdict", Value: str(r.Verdict())},
+			{Key: "tier", Value: num(int64(r.Tier()))},
+			{Key: "total", Value: num(c.Total)},
+			{Key: "passed", Value: num(c.Passed)},
+			{Key: "failed", Value: num(c.Failed)},
+			{Key: "errors", Value: num(c.Errors)},
+		}
+		if tt := r.TaskType(); tt != "" {
+			ms = append(ms, m{Key: "task_type", Value: str(tt)})
+		}
+		return canonjson.MakeObject(ms...)
+	case res.Attestation != nil:
+		a := res.Attestation
+		passed, total, _ := a.PassRate()
+		sys := a.System()
+		return canonjson.MakeObject(
+			m{Key: "verdict", Value: str(a.Verdict())},
+			m{Key: "level", Value: str(a.Level())},
+			m{Key: "passed", Value: num(passed)},
+			m{Key: "total", Value: num(total)},
+			m{Key: "system", Value: str(sys.Name)},
+			m{Key: "version", Value: str(sys.Version)},
+		)
+	case res.Bundle != nil:
+		b := res.Bundle
+		h := b.Header
+		ms := []m{
+			{Key: "outcome", Value: str(b.OutcomeName())},
+			{Key: "mode", Value: num(int64(h.Mode))},
+			{Key: "policy", Value: str(hex.EncodeToString(h.PolicyHash[:]))},
+			{Key: "policy_known", Value: canonjson.MakeBool(res.Policy != nil)},
+			{Key: "cost", Value: num(int64(h.TotalCostMicrodollars))},
+			{Key: "latency_ms", Value: num(int64(h.TotalLatencyMS))},
+			{Key: "tokens", Value: num(int64(h.TotalTokens))},
+			{Key: "retries", Value: num(int64(h.RetryCount))},
+			{Key: "tool_calls", Value: num(int64(h.ToolCallCount))},
+			{Key: "evidence_complete", Value: canonjson.MakeBool(b.EvidenceComplete())},
+		}
+		if res.Policy != nil {
+			vs := make([]canonjson.Value, len(res.Violations))
+			for i, v := range res.Violations {
+				vs[i] = canonjson.MakeObject(
+					m{Key: "call", Value: num(int64(v.CallIndex))},
+					m{Key: "code", Value: str(v.Code)},
+					m{Key: "tool", Value: str(v.Tool)},
+				)
+			}
+			ms = append(ms, m{Key: "violations", Value: canonjson.MakeArray(vs...)})
+		}
+		return canonjson.MakeObject(ms...)
+	}
+	return canonjson.MakeObject()
+}
