@@ -1,0 +1,16 @@
+// Command ledger is the command-line interface of the ledger: inspecting
+// documents now, and every ledger operation as it lands. It parses flags
+// (urfave/cli/v2), reads inputs, calls the library packages and prints
+// their results; it holds no logic of its own that a library caller would
+// need.
+//
+// Exit codes (also in `ledger --help`):
+//
+//	0  success: every input valid (or appended)
+//	1  internal error
+//	2  usage error
+//	3  some input could not be read or parsed, or fails its schema
+//	4  some input failed verification (signature, hash, recomputed verdict, governance)
+//
+// When inputs fail in several ways the lowest of 3 and 4 is returned.
+package main

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/proofledger/ledger/ledger"
+)
+
+func checkpointCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "checkpoint",
+		Usage: "print the latest signed checkpoint (C2SP tlog-checkpoint)",
+		Flags: []cli.Flag{dirFlag()},
+		Action: func(c *cli.Context) error {
+			l, err := openLedger(c, e, true)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			ck, err := l.Checkpoint()
+			if err != nil {
+				return exitf(exitInternal, "%v", err)
+			}
+			_, err = e.stdout.Write(ck)
+			return err
+		},
+	}
+}
+
+func proveCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "prove",
+		Usage:     "write an inclusion proof (C2SP tlog-proof) or, with --consistency, a consistency proof",
+		ArgsUsage: "SEQ|ID  |  --consistency OLD NEW",
+		Flags: []cli.Flag{
+			dirFlag(),
+			&cli.Int64Flag{Name: "size", Usage: "prove against the tree of this size (default: the latest)"},
+			&cli.BoolFlag{Name: "consistency", Usage: "prove that the tree of size NEW extends the tree of size OLD"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the proof to FILE instead of standard output"},
+		},
+		Action: func(c *cli.Context) error {
+			var proof []byte
+			if c.Bool("consistency") {
+				if c.NArg() != 2 {
+					return usageErrorf("prove --consistency takes OLD and NEW tree sizes")
+				}
+				oldSize, err1 := strconv.ParseInt(c.Args().Get(0), 10, 64)
+				newSize, err2 := strconv.ParseInt(c.Args().Get(1), 10, 64)
+				if err1 != nil || err2 != nil || oldSize < 0 || newSize < 1 || oldSize > newSize {
+					return usageErrorf("prove --consistency: want sizes 0 <= OLD <= NEW, NEW >= 1")
+				}
+				l, err := openLedger(c, e, false)
+				if err != nil {
+					return err
+				}
+				defer l.Close()
+				p, err := l.ProveConsistency(oldSize, newSize)
+				if err != nil {
+					return usageErrorf("%v", err)
+				}
+				proof = p.Marshal()
+			} else {
+				if c.NArg() != 1 {
+					return usageErrorf("prove takes one SEQ or ID")
+				}
+				l, err := openLedger(c, e, false)
+				if err != nil {
+					return err
+				}
+				defer l.Close()
+				ev, err := resolveEvent(l, c.Args().First())
+				if errors.Is(err, ledger.ErrNotFound) {
+					return usageErrorf("%s: no such event or document in the ledger", c.Args().First())
+				}
+				if err != nil {
+					return exitf(exitInternal, "%v", err)
+				}
+				p, err := l.ProveInclusion(ev.Seq, c.Int64("size"))
+				if err != nil {
+					return usageErrorf("%v", err)
+				}
+				proof = p.Marshal()
+			}
+			if out := c.String("out"); out != "" {
+				if err := os.WriteFile(out, proof, 0o644); err != nil {
+					return exitf(exitInternal, "write %s: %v", out, pathless(err))
+				}
+				return nil
+			}
+			_, err := e.stdout.Write(proof)
+			return err
+		},
+	}
+}
+
+// readVerifierKey takes a signed-note verifier key, or a file holding one
+// (log.pub).
+func readVerifierKey(s string) (string, error) {
+	if _, err := note.NewVerifier(s); err == nil {
+		return s, nil
+	}
+	data, err := os.ReadFile(s)
+	if err != nil {
+		return "", fmt.Errorf("--key %s: not a verifier key (<origin>+<hash>+<base64>) and not a readable file: %v", s, pathless(err))
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+func verifyProofCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "verify-proof",
+		Usage:     "check an inclusion or consistency proof offline (no ledger directory needed)",
+		ArgsUsage: "PROOF_FILE",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Usage: "the log's verifier key, or a file holding it (the ledger's log.pub)", Required: true},
+			&cli.StringFlag{Name: "doc", Usage: "also check that this document is the proven event's document"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("verify-proof takes one proof file")
+			}
+			name := c.Args().First()
+			in := readInput(name, e.stdin)
+			if in.err != nil {
+				return exitf(exitMalformed, "%s: cannot read: %v", name, pathless(in.err))
+			}
+			vkey, err := readVerifierKey(c.String("key"))
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			if bytes.HasPrefix(in.data, []byte("ledger.consistency-proof@v1\n")) {
+				p, err := ledger.ParseConsistencyProof(in.data)
+				if err != nil {
+					return exitf(exitMalformed, "%s: %v", name, err)
+				}
+				v, err := p.Verify(vkey)
+				if err != nil {
+					return exitf(exitInvalid, "%s: %v", name, err)
+				}
+				fmt.Fprintf(e.stdout, "%s: OK: the tree of size %d (root %s) extends the tree of size %d (root %s); checkpoint signed by %s\n",
+					name, v.New.Size, b64(v.New.Root[:]), v.Old.Size, b64(v.Old.Root[:]), v.New.Origin)
+				return nil
+			}
+			p, err := ledger.ParseInclusionProof(in.data)
+			if err != nil {
+				return exitf(exitMalformed, "%s: %v", name, err)
+			}
+			var doc []byte
+			if d := c.String("doc"); d != "" {
+				din := readInput(d, e.stdin)
+				if din.err != nil {
+					return usageErrorf("--doc %s: %v", d, pathless(din.err))
+				}
+				doc = din.data
+			}
+			v, err := p.Verify(vkey, doc)
+			if err != nil {
+				return exitf(exitInvalid, "%s: %v", name, err)
+			}
+			docNote := ""
+			if doc != nil {
+				docNote = "; the document matches its digest"
+			}
+			fmt.Fprintf(e.stdout, "%s: OK: event %d (%s %s) is in the tree of size %d (root %s) signed by %s%s\n",
+				name, v.Event.Seq, v.Event.Kind, v.Event.ID, v.Checkpoint.Size, b64(v.Checkpoint.Root[:]), v.Checkpoint.Origin, docNote)
+			return nil
+		},
+	}
+}
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

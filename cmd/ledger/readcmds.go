@@ -1,0 +1,264 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/codec/canonjson"
+	"github.com/proofledger/ledger/ledger"
+)
+
+// eventJSON is the --json shape of an event.
+type eventJSON struct {
+	Seq        int64           `json:"seq"`
+	AppendedAt string          `json:"appended_at"`
+	Kind       string          `json:"kind"`
+	ID         string          `json:"id"`
+	Subject    string          `json:"subject,omitempty"`
+	Signer     string          `json:"signer,omitempty"`
+	Time       string          `json:"time,omitempty"`
+	Position   *int64          `json:"position,omitempty"`
+	Links      []linkJSON      `json:"links,omitempty"`
+	Digest     string          `json:"digest"`
+	Size       int64           `json:"size"`
+	Attrs      json.RawMessage `json:"attrs,omitempty"`
+}
+
+type linkJSON struct {
+	Rel string `json:"rel"`
+	ID  string `json:"id"`
+	Seq int64  `json:"seq"`
+}
+
+func toEventJSON(ev *ledger.Event) eventJSON {
+	j := eventJSON{Seq: ev.Seq, AppendedAt: formatTime(ev.AppendedAt), Kind: string(ev.Kind), ID: ev.ID, Subject: ev.Subject,
+		Signer: ev.Signer, Time: formatTime(ev.Time), Digest: "sha256:" + hex.EncodeToString(ev.Digest[:]), Size: ev.Size}
+	if ev.Position >= 0 {
+		p := ev.Position
+		j.Position = &p
+	}
+	for _, l := range ev.Links {
+		j.Links = append(j.Links, linkJSON{Rel: l.Rel, ID: l.ID, Seq: l.Seq})
+	}
+	if ev.Attrs.Len() > 0 {
+		j.Attrs = json.RawMessage(canonicalJSON(ev.Attrs))
+	}
+	return j
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func writeEventLine(w io.Writer, ev *ledger.Event) {
+	subject := ev.Subject
+	if subject == "" {
+		subject = "-"
+	}
+	fmt.Fprintf(w, "%6d  %s  %-16s  %s  %s\n", ev.Seq, ev.AppendedAt.UTC().Format("2006-01-02T15:04:05Z"), ev.Kind, ev.ID, subject)
+}
+
+func getCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "get",
+		Usage:     "show one event, or with --raw write its original document bytes",
+		ArgsUsage: "SEQ|ID",
+		Flags: []cli.Flag{
+			dirFlag(),
+			&cli.BoolFlag{Name: "raw", Usage: "write the document's original bytes, byte for byte"},
+			&cli.BoolFlag{Name: "json", Usage: "print the event as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("get takes one SEQ or ID")
+			}
+			l, err := openLedger(c, e, true)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			ev, err := resolveEvent(l, c.Args().First())
+			if errors.Is(err, ledger.ErrNotFound) {
+				return exitf(exitUsage, "%s: no such event or document in the ledger", c.Args().First())
+			}
+			if err != nil {
+				return exitf(exitInternal, "%v", err)
+			}
+			if c.Bool("raw") {
+				full, err := l.Event(ev.Seq, true)
+				if err != nil {
+					return exitf(exitInternal, "%v", err)
+				}
+				_, err = e.stdout.Write(full.Data)
+				return err
+			}
+			if c.Bool("json") {
+				return writeJSONLine(e.stdout, toEventJSON(ev))
+			}
+			j := toEventJSON(ev)
+			row := func(label, value string) {
+				if value != "" {
+					fmt.Fprintf(e.stdout, "%-12s %s\n", label, value)
+				}
+			}
+			row("seq", fmt.Sprint(j.Seq))
+			row("appended", j.AppendedAt)
+			row("kind", j.Kind)
+			row("id", j.ID)
+			row("subject", j.Subject)
+			row("signer", j.Signer)
+			row("time", j.Time)
+			if j.Position != nil {
+				row("position", fmt.Sprint(*j.Position))
+			}
+			for _, lk := range j.Links {
+				row("link", fmt.Sprintf("%s → event %d (%s)", lk.Rel, lk.Seq, lk.ID))
+			}
+			row("digest", j.Digest)
+			row("size", fmt.Sprintf("%d bytes", j.Size))
+			if j.Attrs != nil {
+				row("attrs", string(j.Attrs))
+			}
+			return nil
+		},
+	}
+}
+
+func logCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "log",
+		Usage: "list events in log order",
+		Flags: []cli.Flag{
+			dirFlag(),
+			&cli.StringFlag{Name: "since", Usage: "only events appended at or after T (date, RFC 3339, or 24h/7d/2w back)"},
+			&cli.StringFlag{Name: "until", Usage: "only events appended before T"},
+			&cli.StringFlag{Name: "kind", Usage: "only events of kind K (vrf, avir-attestation, avir-spec, rvww)"},
+			&cli.IntFlag{Name: "limit", Usage: "at most N events (0: all)"},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usageErrorf("log takes no arguments")
+			}
+			now := time.Now()
+			var since, until time.Time
+			var err error
+			if s := c.String("since"); s != "" {
+				if since, err = parseTimeArg(s, now); err != nil {
+					return usageErrorf("--since: %v", err)
+				}
+			}
+			if s := c.String("until"); s != "" {
+				if until, err = parseTimeArg(s, now); err != nil {
+					return usageErrorf("--until: %v", err)
+				}
+			}
+			kind := codec.Kind(c.String("kind"))
+			switch kind {
+			case "", codec.KindVRF, codec.KindAVIRAttestation, codec.KindAVIRSpec, codec.KindRVWW:
+			default:
+				return usageErrorf("--kind %q: want vrf, avir-attestation, avir-spec or rvww", kind)
+			}
+			if c.Int("limit") < 0 {
+				return usageErrorf("--limit must not be negative")
+			}
+			l, err := openLedger(c, e, true)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			var from int64
+			if !since.IsZero() {
+				if from, err = l.FirstAt(since); err != nil {
+					return exitf(exitInternal, "%v", err)
+				}
+			}
+			n, limit := 0, c.Int("limit")
+			err = l.Scan(from, false, func(ev *ledger.Event) (bool, error) {
+				if !until.IsZero() && !ev.AppendedAt.Before(until) {
+					return false, nil
+				}
+				if kind != "" && ev.Kind != kind {
+					return true, nil
+				}
+				if c.Bool("json") {
+					if err := writeJSONLine(e.stdout, toEventJSON(ev)); err != nil {
+						return false, err
+					}
+				} else {
+					writeEventLine(e.stdout, ev)
+				}
+				n++
+				return limit == 0 || n < limit, nil
+			})
+			if err != nil {
+				return exitf(exitInternal, "%v", err)
+			}
+			return nil
+		},
+	}
+}
+
+func chainCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "chain",
+		Usage:     "print a receipt chain, or a task's history, oldest first",
+		ArgsUsage: "RECEIPT_ID | TASK_UUID | BUNDLE_ID",
+		Flags:     []cli.Flag{dirFlag(), &cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("chain takes one receipt id, task id or bundle id")
+			}
+			ref := c.Args().First()
+			l, err := openLedger(c, e, true)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			events, err := l.Chain(ref)
+			if errors.Is(err, ledger.ErrNotFound) {
+				task := ref
+				if ev, err := l.LookupKind(codec.KindRVWW, ref); err == nil {
+					task = ev.Subject
+				}
+				events, err = l.TaskHistory(task)
+				if err != nil {
+					return exitf(exitInternal, "%v", err)
+				}
+				// Oldest first in task time; log order breaks ties.
+				sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
+			} else if err != nil {
+				return exitf(exitInternal, "%v", err)
+			}
+			if len(events) == 0 {
+				return exitf(exitUsage, "%s: no receipt chain or task history with this id", ref)
+			}
+			for _, ev := range events {
+				if c.Bool("json") {
+					if err := writeJSONLine(e.stdout, toEventJSON(ev)); err != nil {
+						return err
+					}
+					continue
+				}
+				pos := ""
+				if ev.Position >= 0 {
+					pos = fmt.Sprintf("  position %d", ev.Position)
+				}
+				fmt.Fprintf(e.stdout, "%6d  %s  %s  %s%s\n", ev.Seq, formatTime(ev.Time), ev.Kind, ev.ID, pos)
+			}
+			return nil
+		},
+	}
+}
+
+func canonicalJSON(v canonjson.Value) []byte { return canonjson.Canonical(v) }
