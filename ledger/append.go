@@ -198,6 +198,8 @@ func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Append
 		}
 	case res.Bundle != nil:
 		c.task = res.Bundle.TaskUUID()
+	case res.Rollback != nil:
+		c.task = res.Rollback.TaskID
 	}
 	return c, o
 }

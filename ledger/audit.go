@@ -84,7 +84,7 @@ func (l *Ledger) Audit(ctx context.Context) (*AuditReport, error) {
 		hashes = append(hashes, hs...)
 		wantIdent[string(identKey(ev.Kind, ev.ID))] = append(u64(uint64(ev.Seq)), ev.Digest[:]...)
 		wantTime[string(timeKey(ev.AppendedAt.UnixNano(), ev.Seq))] = true
-		if ev.Kind == "rvww" {
+		if ev.Kind == "rvww" || ev.Kind == KindRollback {
 			wantTask[string(taskKey(ev.Subject, ev.Seq))] = true
 		}
 		for _, lk := range ev.Links {

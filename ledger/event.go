@@ -11,17 +11,15 @@ import (
 
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/codec/canonjson"
+	"github.com/proofledger/ledger/codec/rollback"
 )
 
 // LeafVersion is the version of the leaf encoding written by this binary.
 const LeafVersion = 1
 
-// KindRollback is the kind of a rollback record: a small JSON document
-// saying whether a task's rollback restored a clean state.
-const KindRollback codec.Kind = "rollback"
-
-// KindPolicy is the kind of a governance policy registered in the log.
-const KindPolicy codec.Kind = "policy"
+// KindRollback is the kind of a rollback record (codec/rollback): a small
+// JSON document saying whether a task's rollback restored a clean state.
+const KindRollback = rollback.Kind
 
 // Link relations.
 const (

@@ -31,7 +31,6 @@ var kindCodes = map[codec.Kind]byte{
 	codec.KindAVIRSpec:        3,
 	codec.KindRVWW:            4,
 	KindRollback:              5,
-	KindPolicy:                6,
 }
 
 func u64(n uint64) []byte {

@@ -153,6 +153,7 @@ type Ledger struct {
 	closed chan struct{}
 	wg     sync.WaitGroup
 
+	seqMu sync.Mutex   // held while a batch is built and committed, and by Rebuild
 	mu    sync.RWMutex // guards state read by Size/LastTime outside the sequencer
 	size  int64
 	lastT int64

@@ -139,6 +139,15 @@ type identValue struct {
 }
 
 func (l *Ledger) commitBatch(reqs []*appendRequest) error {
+	l.seqMu.Lock()
+	defer l.seqMu.Unlock()
+	if len(l.proj) > 0 {
+		if stale, err := l.projectionsStale(); err != nil {
+			return err
+		} else if stale {
+			return ErrStaleProjections
+		}
+	}
 	l.mu.RLock()
 	size, lastT := l.size, l.lastT
 	l.mu.RUnlock()
@@ -231,7 +240,7 @@ func (l *Ledger) admit(c *candidate, ov *overlay, next int64) (Outcome, *Event, 
 			o.Class, o.Reason = RejectLink, reason
 			return o, nil, nil
 		}
-	case codec.KindRVWW:
+	case codec.KindRVWW, KindRollback:
 		ev.Subject = c.task
 		prev, ok, err := l.latestOfTask(ov, c.task)
 		if err != nil {
@@ -239,6 +248,10 @@ func (l *Ledger) admit(c *candidate, ov *overlay, next int64) (Outcome, *Event, 
 		}
 		if ok {
 			ev.Links = append(ev.Links, Link{Rel: RelTaskPrevious, ID: prev.ID, Seq: prev.Seq})
+		} else if c.kind == KindRollback {
+			o.Class = RejectLink
+			o.Reason = fmt.Sprintf("task_id: no witness bundle of task %s is in the ledger; a rollback follows its task", c.task)
+			return o, nil, nil
 		}
 	}
 	ev.Attrs = kindAttrs(s)
@@ -448,6 +461,8 @@ func kindAttrs(res *inspect.Result) canonjson.Value {
 			m{Key: "system", Value: str(sys.Name)},
 			m{Key: "version", Value: str(sys.Version)},
 		)
+	case res.Rollback != nil:
+		return canonjson.MakeObject(m{Key: "restored_clean", Value: canonjson.MakeBool(res.Rollback.RestoredClean)})
 	case res.Bundle != nil:
 		b := res.Bundle
 		h := b.Header

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/proofledger/ledger/index"
 	"github.com/proofledger/ledger/ledger"
 )
 
@@ -23,7 +24,7 @@ func dirFlag() cli.Flag {
 // openLedger opens the ledger named by --dir for the command.
 func openLedger(c *cli.Context, e *env, readOnly bool) (*ledger.Ledger, error) {
 	dir := c.String("dir")
-	l, err := ledger.Open(dir, ledger.Options{Logger: e.log, ReadOnly: readOnly})
+	l, err := ledger.Open(dir, ledger.Options{Logger: e.log, ReadOnly: readOnly, Projectors: []ledger.Projector{index.New()}})
 	if err != nil {
 		switch {
 		case errors.Is(err, ledger.ErrNotLedger):

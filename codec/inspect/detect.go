@@ -6,6 +6,7 @@ import (
 
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/codec/canonjson"
+	"github.com/proofledger/ledger/codec/rollback"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -19,6 +20,7 @@ const KindUnknown codec.Kind = "unknown"
 //   - a JSON object with "vrf_version" or "receipt_id" is a VRF receipt,
 //     one with "avir_protocol_version" or "attestation_chain" an AVIR
 //     attestation, one with "avir_version" an AVIR specification;
+//   - a JSON object whose "kind" is "rollback" is a rollback record;
 //   - YAML text whose top-level mapping has "avir_version" is an AVIR
 //     specification.
 //
@@ -32,6 +34,9 @@ func Detect(data []byte) codec.Kind {
 	if v, err := canonjson.Parse(body); err == nil {
 		if v.Type() != canonjson.Object {
 			return KindUnknown
+		}
+		if rollback.IsRollback(v) {
+			return rollback.Kind
 		}
 		return kindOfKeys(v.Has)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/proofledger/ledger/codec/avir"
 	"github.com/proofledger/ledger/codec/governance"
 	"github.com/proofledger/ledger/codec/keys"
+	"github.com/proofledger/ledger/codec/rollback"
 	"github.com/proofledger/ledger/codec/rvww"
 	"github.com/proofledger/ledger/codec/vrf"
 )
@@ -62,6 +63,7 @@ type Result struct {
 	Attestation *avir.Attestation
 	Spec        *avir.Spec
 	Bundle      *rvww.Bundle
+	Rollback    *rollback.Rollback
 	// Policy is the governance policy a bundle's hash names, nil when
 	// unknown.
 	Policy *governance.Policy
@@ -123,6 +125,13 @@ func (ins *Inspector) InspectKind(kind codec.Kind, data []byte, opts Options) *R
 		}
 		res.Spec = s
 		res.apply(s.Summary(), nil)
+	case rollback.Kind:
+		rb, err := rollback.Parse(data)
+		if err != nil {
+			return res.malformed(err)
+		}
+		res.Rollback = rb
+		res.apply(rb.Summary(), rb.Verify())
 	case codec.KindRVWW:
 		b, err := rvww.Decode(data)
 		if err != nil {
@@ -135,7 +144,7 @@ func (ins *Inspector) InspectKind(kind codec.Kind, data []byte, opts Options) *R
 	default:
 		res.Status = Malformed
 		res.Findings = []codec.Finding{{Code: "unknown_kind", Offset: codec.NoOffset,
-			Reason: "not a VRF receipt, AVIR specification or attestation, or RVWW witness bundle"}}
+			Reason: "not a VRF receipt, AVIR specification or attestation, RVWW witness bundle or rollback record"}}
 	}
 	return res
 }

@@ -1,0 +1,152 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// keyRebuilding marks a rebuild in progress; a crash leaves it set, and the
+// projections must be rebuilt before they are trusted or extended.
+var keyRebuilding = []byte("m/rebuilding")
+
+// ErrStaleProjections: a rebuild was interrupted; run `ledger rebuild`.
+var ErrStaleProjections = errors.New("projections are incomplete (a rebuild was interrupted): run ledger rebuild")
+
+// Snapshot is a consistent read-only view of the store, for queries over
+// projections. Close it when done.
+type Snapshot struct {
+	s *pebble.Snapshot
+}
+
+// Snapshot returns a view of the store as of now.
+func (l *Ledger) Snapshot() *Snapshot { return &Snapshot{s: l.db.NewSnapshot()} }
+
+// Get returns a copy of the value at key, or ErrNotFound.
+func (s *Snapshot) Get(key []byte) ([]byte, error) {
+	v, closer, err := s.s.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+
+// Range calls fn for each key in [lower, upper) in order until fn returns
+// false or an error. k and v are only valid during the call.
+func (s *Snapshot) Range(lower, upper []byte, fn func(k, v []byte) (bool, error)) error {
+	it, err := s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		more, err := fn(it.Key(), it.Value())
+		if err != nil || !more {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// Close releases the snapshot.
+func (s *Snapshot) Close() error { return s.s.Close() }
+
+// projectionsStale reports whether a rebuild was interrupted.
+func (l *Ledger) projectionsStale() (bool, error) {
+	_, err := l.get(keyRebuilding)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ProjectionsStale reports whether an interrupted rebuild left the
+// projections incomplete.
+func (l *Ledger) ProjectionsStale() bool {
+	stale, err := l.projectionsStale()
+	return stale || err != nil
+}
+
+// RebuildChunk is how many events a rebuild projects per batch.
+const RebuildChunk = 4096
+
+// Rebuild drops every projection (the x/ keyspace) and recomputes it from
+// the log with the ledger's projectors, in log order and in batches of
+// RebuildChunk events. Appends wait while it runs. progress, when not nil,
+// is called after each batch with the number of events projected so far.
+// The result is identical, key for key, to what incremental appends built.
+func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
+	if l.queue == nil {
+		return fmt.Errorf("ledger opened read-only: %w", ErrClosed)
+	}
+	l.seqMu.Lock()
+	defer l.seqMu.Unlock()
+	start := l.db.NewBatch()
+	start.Set(keyRebuilding, []byte{1}, nil)
+	start.DeleteRange(ProjectionPrefix, prefixEnd(ProjectionPrefix), nil)
+	if err := start.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("rebuild: clear projections: %w", err)
+	}
+	size := l.Size()
+	var done int64
+	var b *pebble.Batch
+	var pbs []ProjectionBatch
+	commit := func(last bool) error {
+		if err := l.flushProjections(b, pbs); err != nil {
+			return err
+		}
+		opt := pebble.NoSync
+		if last {
+			b.Delete(keyRebuilding, nil)
+			opt = pebble.Sync
+		}
+		err := b.Commit(opt)
+		b.Close()
+		b = nil
+		if err != nil {
+			return fmt.Errorf("rebuild: commit: %w", err)
+		}
+		if progress != nil {
+			progress(done)
+		}
+		return nil
+	}
+	err := l.Scan(0, false, func(ev *Event) (bool, error) {
+		if ev.Seq >= size {
+			return false, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if b == nil {
+			b = l.db.NewIndexedBatch()
+			pbs = l.beginProjections()
+		}
+		if err := l.project(b, pbs, ev); err != nil {
+			return false, err
+		}
+		done++
+		if done%RebuildChunk == 0 {
+			return true, commit(false)
+		}
+		return true, nil
+	})
+	if err != nil {
+		if b != nil {
+			b.Close()
+		}
+		return err
+	}
+	if b == nil {
+		b = l.db.NewIndexedBatch()
+		pbs = l.beginProjections()
+	}
+	return commit(true)
+}
