@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"os"
 	"path/filepath"
 	"testing"
@@ -199,5 +201,69 @@ func TestAuditCleanAndCorrupted(t *testing.T) {
 	}
 	if len(rep.Problems) != 2 {
 		t.Errorf("audit found %q, want the identity entry and the stored hash", rep.Problems)
+	}
+}
+
+func TestNewerFormatRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := Init(dir, InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.db.Set(keyFormat, []byte{FormatVersion + 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	_, err = Open(dir, Options{})
+	if !errors.Is(err, ErrNewerFormat) {
+		t.Fatalf("Open of a newer store = %v, want ErrNewerFormat", err)
+	}
+	if !strings.Contains(err.Error(), "use a newer ledger binary") {
+		t.Errorf("message %q does not say what to do", err)
+	}
+	if _, err := Open(t.TempDir(), Options{}); !errors.Is(err, ErrNotLedger) {
+		t.Errorf("Open of an empty dir = %v, want ErrNotLedger", err)
+	}
+}
+
+func TestExportImportReproducesRoot(t *testing.T) {
+	ctx := context.Background()
+	src := newLedger(t, Options{})
+	signer := testKey(5)
+	prev := ""
+	var subs []Submission
+	for i := 0; i < 40; i++ {
+		subs = append(subs, Submission{Name: fmt.Sprint(i), Data: receipt(t, signer, i, "agent", prev, int64(i)), Arrival: testEpoch.Add(time.Duration(i) * time.Second)})
+		prev = uuid4(i)
+	}
+	subs = append(subs, vectorSubs(t)...)
+	if _, err := src.Append(ctx, subs, hmacOpts(t)); err != nil {
+		t.Fatal(err)
+	}
+	var archive bytes.Buffer
+	n, err := src.Export(ctx, &archive)
+	if err != nil || n != 43 {
+		t.Fatalf("export: %d events, %v", n, err)
+	}
+	dst := newLedger(t, Options{})
+	st, err := dst.Import(ctx, bytes.NewReader(archive.Bytes()), hmacOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := src.TreeHash(src.Size())
+	if st.Root != want || st.Events != 43 {
+		t.Errorf("import: %+v, want root %v", st, want)
+	}
+	// Without the bundle's key the import stops at the bundle.
+	again := newLedger(t, Options{})
+	if _, err := again.Import(ctx, bytes.NewReader(archive.Bytes()), AppendOptions{}); !errors.Is(err, ErrImport) {
+		t.Errorf("import without the HMAC key = %v, want ErrImport", err)
+	}
+	// Import refuses a non-empty ledger.
+	if _, err := dst.Import(ctx, bytes.NewReader(archive.Bytes()), hmacOpts(t)); !errors.Is(err, ErrImport) {
+		t.Errorf("import into a non-empty ledger = %v", err)
 	}
 }

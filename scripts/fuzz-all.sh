@@ -1,16 +1,32 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target in the module for a fixed time each.
-# Usage: scripts/fuzz-all.sh [FUZZTIME]   (default 30s)
+# Runs every Go fuzz target in the module for a fixed time each, then copies
+# the inputs the fuzzer found interesting from the Go cache into the
+# package's testdata/fuzz/<Target>/, where plain `go test` replays them.
+# Usage: scripts/fuzz-all.sh [FUZZTIME] [PARALLEL]   (default 30s, all cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${1:-30s}
+parallel=${2:-0}
+module=$(go list -m)
+cache=$(go env GOCACHE)/fuzz
 status=0
 while IFS= read -r file; do
   dir=$(dirname "$file")
+  pkg="$module/${dir#./}"
   for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$file" | awk '{print $2}'); do
     echo "== $dir $target ($fuzztime)"
-    if ! go test "./$dir" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime"; then
+    args=(-run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime")
+    [ "$parallel" != 0 ] && args+=(-parallel "$parallel")
+    if ! go test "./$dir" "${args[@]}"; then
       status=1
+    fi
+    src="$cache/$pkg/$target"
+    if [ -d "$src" ]; then
+      dst="$dir/testdata/fuzz/$target"
+      mkdir -p "$dst"
+      # Keep the corpus reviewable: the 400 smallest inputs.
+      ls -S -r "$src" | head -n 400 | while read -r f; do cp "$src/$f" "$dst/$f"; done
+      echo "   corpus: $(ls "$dst" | wc -l) inputs in $dst"
     fi
   done
 done < <(grep -rl --include='*_test.go' -E '^func Fuzz' . | sort)

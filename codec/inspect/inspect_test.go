@@ -97,3 +97,34 @@ func TestUnknownKindIsMalformed(t *testing.T) {
 		t.Errorf("got %+v", res)
 	}
 }
+
+// FuzzInspect runs kind detection and every codec over arbitrary input:
+// nothing may panic, and a valid result has an identity.
+func FuzzInspect(f *testing.F) {
+	ins, err := New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, dir := range []string{"vrf", "avir", "rvww", "vectors/vrf", "vectors/avir", "vectors/rvww"} {
+		entries, _ := os.ReadDir(filepath.Join("../../testdata", dir))
+		for _, e := range entries {
+			if b, err := os.ReadFile(filepath.Join("../../testdata", dir, e.Name())); err == nil && !e.IsDir() {
+				f.Add(b)
+			}
+		}
+	}
+	key, err := keys.LoadHMACKey("../../testdata/vectors/rvww/hmac_key.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	opts := Options{HMACKeys: []keys.HMACKey{key}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res := ins.Inspect(data, opts)
+		if res.Valid() && res.ID == "" {
+			t.Fatalf("valid %s without an id", res.Kind)
+		}
+		if !res.Valid() && len(res.Findings) == 0 {
+			t.Fatalf("%s reported %v without findings", res.Kind, res.Status)
+		}
+	})
+}
