@@ -6,8 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/proofledger/ledger/codec"
@@ -116,14 +119,31 @@ func (l *Ledger) Append(ctx context.Context, subs []Submission, opts AppendOptio
 	}
 	iopts := inspect.Options{HMACKeys: hmacKeys, Policies: policies}
 	now := time.Now()
+	// Decoding and verifying is the costly, stateless part: spread it over
+	// the cores, keeping the caller's order.
+	prepared := make([]*candidate, len(subs))
+	workers := min(runtime.GOMAXPROCS(0), len(subs))
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(subs) {
+					return
+				}
+				prepared[i], out[i] = l.prepare(i, subs[i], iopts, opts, now)
+			}
+		}()
+	}
+	wg.Wait()
 	var cands []*candidate
-	for i, s := range subs {
-		c, o := l.prepare(i, s, iopts, opts, now)
-		if c == nil {
-			out[i] = o
-			continue
+	for _, c := range prepared {
+		if c != nil {
+			cands = append(cands, c)
 		}
-		cands = append(cands, c)
 	}
 	if len(cands) == 0 {
 		return out, nil
