@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "os"
+
+// datasync flushes f to stable storage (fsync: the portable fallback of
+// fdatasync).
+func datasync(f *os.File) error { return f.Sync() }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// runBenchCommand runs `ledger bench args...` in process, through the
+// command's own flag parsing, and returns stdout, stderr and the exit code
+// the CLI would give.
+func runBenchCommand(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	app := &cli.App{Name: "ledger", Writer: &stdout, ErrWriter: &stderr, Commands: []*cli.Command{benchCommand(e)},
+		ExitErrHandler: func(*cli.Context, error) {}}
+	err := app.RunContext(context.Background(), append([]string{"ledger", "bench"}, args...))
+	code := exitOK
+	if err != nil {
+		code = exitInternal
+		if ee, ok := err.(*exitError); ok {
+			code = ee.code
+		}
+		fmt.Fprintf(&stderr, "ledger: %v\n", err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// TestBenchQuick runs the whole bench code path at --quick sizes and checks
+// that the JSON has every figure, each with a positive value, limit and
+// ratio, and the machine description. It checks no wall-clock thresholds.
+func TestBenchQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench run skipped in -short mode")
+	}
+	work := t.TempDir()
+	jsonPath := filepath.Join(t.TempDir(), "bench.json")
+	stdout, stderr, code := runBenchCommand(t, "--quick", "--events", "600", "--appenders", "8", "--json", jsonPath, "--dir", work)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, data)
+	}
+	want := []string{
+		"cpu.ed25519_verify", "cpu.hmac_sha256",
+		"build.events=600", "replay.lookup", "replay.append",
+		"proof.inclusion.prove", "proof.inclusion.verify", "disk.bytes_per_event",
+	}
+	for _, kind := range []string{"vrf", "rvww", "avir-attestation"} {
+		for _, a := range []string{"1", "8"} {
+			run := kind + ".appenders=" + a
+			want = append(want, "ingest."+run, "ingest."+run+".bytes", "disk.pebble_sync."+run)
+		}
+	}
+	want = append(want, "disk.pebble_sync.build.events=600")
+	got := map[string]figure{}
+	for _, f := range rep.Figures {
+		if _, dup := got[f.Name]; dup {
+			t.Errorf("figure %s appears twice", f.Name)
+		}
+		got[f.Name] = f
+		if !(f.Value > 0) || !(f.Limit > 0) || !(f.Ratio > 0) || f.Unit == "" || f.LimitName == "" {
+			t.Errorf("figure %s: value %v limit %v ratio %v unit %q limit name %q: want all positive and named", f.Name, f.Value, f.Limit, f.Ratio, f.Unit, f.LimitName)
+		}
+		if f.Better != "higher" && f.Better != "lower" {
+			t.Errorf("figure %s: better %q", f.Name, f.Better)
+		}
+	}
+	for _, name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("figure %s missing", name)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d figures, want %d", len(got), len(want))
+	}
+	m := rep.Machine
+	if m.GOMAXPROCS <= 0 || m.GOOS == "" || m.GOARCH == "" || !strings.HasPrefix(m.GoVersion, "go") {
+		t.Errorf("machine %+v", m)
+	}
+	if rep.Sizes.Events != 600 || rep.Sizes.Appenders != 8 {
+		t.Errorf("sizes %+v", rep.Sizes)
+	}
+	for _, f := range rep.Facts {
+		if !(f.Value > 0) {
+			t.Errorf("fact %s = %v, want positive", f.Name, f.Value)
+		}
+	}
+	for _, name := range want {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("table lacks %s", name)
+		}
+	}
+	// The work directory is left empty: every ledger and store is removed.
+	if left, _ := os.ReadDir(work); len(left) != 0 {
+		t.Errorf("work directory not cleaned: %v", left)
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	if _, _, code := runBenchCommand(t, "--events", "3"); code != exitUsage {
+		t.Errorf("--events 3: exit %d, want %d", code, exitUsage)
+	}
+	if _, _, code := runBenchCommand(t, "extra"); code != exitUsage {
+		t.Errorf("extra argument: exit %d, want %d", code, exitUsage)
+	}
+}
