@@ -5,8 +5,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/proofledger/ledger/codec"
 )
 
 // AuditReport is what Audit found.
@@ -53,6 +54,8 @@ func (l *Ledger) Audit(ctx context.Context) (*AuditReport, error) {
 	wantIdent := map[string][]byte{}
 	wantTime := map[string]bool{}
 	wantTask := map[string]bool{}
+	wantDigest := map[string][]byte{}
+	wantHead := map[string][]byte{}
 	wantSucc := map[string]int64{}
 	var next int64
 	var lastAppended int64
@@ -82,10 +85,16 @@ func (l *Ledger) Audit(ctx context.Context) (*AuditReport, error) {
 			return false, err
 		}
 		hashes = append(hashes, hs...)
-		wantIdent[string(identKey(ev.Kind, ev.ID))] = append(u64(uint64(ev.Seq)), ev.Digest[:]...)
+		iv := identValue{seq: ev.Seq, digest: ev.Digest, position: -1}
+		if ev.Kind == codec.KindVRF {
+			iv.position, iv.agent = ev.Position, ev.Subject
+		}
+		wantIdent[string(identKey(ev.Kind, ev.ID))] = iv.encode()
+		wantDigest[string(digestKey(ev.Digest))] = digestValue(ev)
 		wantTime[string(timeKey(ev.AppendedAt.UnixNano(), ev.Seq))] = true
-		if ev.Kind == "rvww" || ev.Kind == KindRollback {
+		if ev.Kind == codec.KindRVWW || ev.Kind == KindRollback {
 			wantTask[string(taskKey(ev.Subject, ev.Seq))] = true
+			wantHead[string(taskHeadKey(ev.Subject))] = append(u64(uint64(ev.Seq)), ev.ID...)
 		}
 		for _, lk := range ev.Links {
 			if lk.Seq >= ev.Seq {
@@ -133,7 +142,7 @@ func (l *Ledger) Audit(ctx context.Context) (*AuditReport, error) {
 		ck, err := l.get(checkpointKey(n))
 		if err != nil {
 			problem("no checkpoint kept for size %d: %v", n, err)
-		} else if c, err := l.parseOwnCheckpoint(ck); err != nil {
+		} else if c, err := OpenCheckpoint(ck, l.vkey); err != nil {
 			problem("checkpoint %d: %v", n, err)
 		} else if c.Root != root {
 			problem("checkpoint %d root %v differs from the recomputed root %v", n, c.Root, root)
@@ -163,10 +172,14 @@ func (l *Ledger) Audit(ctx context.Context) (*AuditReport, error) {
 	if err := checkIndex("task", prefixTask, func(k, _ []byte) bool { return wantTask[string(k)] }, len(wantTask)); err != nil {
 		return rep, err
 	}
+	if err := checkIndex("digest", prefixDigest, func(k, v []byte) bool { w, ok := wantDigest[string(k)]; return ok && bytes.Equal(w, v) }, len(wantDigest)); err != nil {
+		return rep, err
+	}
+	if err := checkIndex("task head", prefixTaskHead, func(k, v []byte) bool { w, ok := wantHead[string(k)]; return ok && bytes.Equal(w, v) }, len(wantHead)); err != nil {
+		return rep, err
+	}
 	if err := checkIndex("successor", prefixSucc, func(k, v []byte) bool { s, ok := wantSucc[string(k)]; return ok && int64(be64(v)) == s }, len(wantSucc)); err != nil {
 		return rep, err
 	}
 	return rep, nil
 }
-
-var _ = pebble.Sync

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -17,6 +16,38 @@ var (
 	prefixPolicy = join(prefixConfig, []byte("policy/"))
 )
 
+// settings are the HMAC keys and policies registered in the store, cached
+// by the Ledger until it changes them itself.
+type settings struct {
+	hmac     []keys.HMACKey
+	policies []governance.Policy
+}
+
+// loadSettings returns the cached settings, reading them on first use.
+func (l *Ledger) loadSettings() (*settings, error) {
+	l.setMu.Lock()
+	defer l.setMu.Unlock()
+	if l.settings != nil {
+		return l.settings, nil
+	}
+	h, err := l.HMACKeys()
+	if err != nil {
+		return nil, err
+	}
+	p, err := l.Policies()
+	if err != nil {
+		return nil, err
+	}
+	l.settings = &settings{hmac: h, policies: p}
+	return l.settings, nil
+}
+
+func (l *Ledger) dropSettings() {
+	l.setMu.Lock()
+	l.settings = nil
+	l.setMu.Unlock()
+}
+
 // AddHMACKey registers a named HMAC key for verifying witness bundles.
 func (l *Ledger) AddHMACKey(k keys.HMACKey) error {
 	if k.Name == "" || len(k.Secret) == 0 {
@@ -26,6 +57,7 @@ func (l *Ledger) AddHMACKey(k keys.HMACKey) error {
 	if _, err := l.get(key); err == nil {
 		return fmt.Errorf("HMAC key %q: %w", k.Name, ErrExists)
 	}
+	defer l.dropSettings()
 	return l.db.Set(key, k.Secret, pebble.Sync)
 }
 
@@ -45,6 +77,7 @@ func (l *Ledger) AddPolicy(p governance.Policy) error {
 	if err != nil {
 		return err
 	}
+	defer l.dropSettings()
 	return l.db.Set(join(prefixPolicy, []byte(p.HashString())), data, pebble.Sync)
 }
 
@@ -76,5 +109,3 @@ func (l *Ledger) scanPrefix(p []byte, fn func(k, v []byte) error) error {
 	}
 	return it.Error()
 }
-
-var _ = errors.New

@@ -236,20 +236,30 @@ const (
 	compressFrom = 512 // payloads shorter than this are stored raw
 )
 
-func (l *Ledger) encodeValue(leaf, data []byte) []byte {
-	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(leaf)+1+len(data))
+// encodePayload returns the payload part of an event value: the codec byte
+// and the document, zstd-compressed when that saves at least 10%. It runs
+// before the sequencer, on the appender's goroutine.
+func (l *Ledger) encodePayload(data []byte) []byte {
+	if len(data) >= compressFrom {
+		z := l.zenc.EncodeAll(data, make([]byte, 1, 1+len(data)/2))
+		if len(z)-1 < len(data)*9/10 {
+			z[0] = payloadZstd
+			return z
+		}
+	}
+	out := make([]byte, 1+len(data))
+	out[0] = payloadRaw
+	copy(out[1:], data)
+	return out
+}
+
+// encodeValue joins a leaf and an encoded payload into an event value.
+func encodeValue(leaf, payload []byte) []byte {
+	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(leaf)+len(payload))
 	out = append(out, valueFormat)
 	out = binary.AppendUvarint(out, uint64(len(leaf)))
 	out = append(out, leaf...)
-	if len(data) >= compressFrom {
-		z := l.zenc.EncodeAll(data, nil)
-		if len(z) < len(data)*9/10 {
-			out = append(out, payloadZstd)
-			return append(out, z...)
-		}
-	}
-	out = append(out, payloadRaw)
-	return append(out, data...)
+	return append(out, payload...)
 }
 
 // decodeValue splits a stored value into leaf and payload; withData false

@@ -77,7 +77,28 @@ func prefixEnd(p []byte) []byte {
 	return nil
 }
 
-var prefixSucc = []byte("n/") // n/<receipt id> → seq of the receipt that continues it
+var (
+	prefixSucc     = []byte("n/") // n/<receipt id>  → seq of the receipt that continues it
+	prefixDigest   = []byte("d/") // d/<sha256>      → seq u64, kind code, id: byte-identical replays
+	prefixTaskHead = []byte("K/") // K/<task>        → seq u64, id of the task's latest event
+)
+
+func digestKey(d [32]byte) []byte    { return join(prefixDigest, d[:]) }
+func taskHeadKey(task string) []byte { return join(prefixTaskHead, []byte(task)) }
+
+func digestValue(ev *Event) []byte {
+	return join(u64(uint64(ev.Seq)), []byte{kindCodes[ev.Kind]}, []byte(ev.ID))
+}
+
+// kindOfCode is the inverse of kindCodes.
+func kindOfCode(c byte) (codec.Kind, bool) {
+	for k, v := range kindCodes {
+		if v == c {
+			return k, true
+		}
+	}
+	return "", false
+}
 
 func successorKey(id string) []byte { return join(prefixSucc, []byte(id)) }
 

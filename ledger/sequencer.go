@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -45,8 +46,9 @@ type ProjectionBatch interface {
 	Flush(w Writer) error
 }
 
-// Writer is the view of a batch a Projector gets. Reads see the batch's
-// own earlier writes.
+// Writer is the view of a batch a Projector gets. Reads see the store as
+// of the batch's start, not the batch's own writes: a ProjectionBatch
+// keeps what it has written itself (and writes each key once, in Flush).
 type Writer interface {
 	Get(key []byte) ([]byte, error) // ErrNotFound when absent
 	Set(key, value []byte) error
@@ -57,30 +59,31 @@ type Writer interface {
 // never writes under it itself.
 var ProjectionPrefix = []byte("x/")
 
-type batchWriter struct{ b *pebble.Batch }
-
-func (w batchWriter) Get(key []byte) ([]byte, error) {
-	v, closer, err := w.b.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := append([]byte(nil), v...)
-	closer.Close()
-	return out, nil
+// batchWriter writes into a batch and reads the store as of the batch's
+// start (the sequencer is the only writer, and a ProjectionBatch keeps
+// its own pending writes).
+type batchWriter struct {
+	l *Ledger
+	b *pebble.Batch
 }
-func (w batchWriter) Set(key, value []byte) error { return w.b.Set(key, value, nil) }
-func (w batchWriter) Delete(key []byte) error     { return w.b.Delete(key, nil) }
+
+func (w batchWriter) Get(key []byte) ([]byte, error) { return w.l.get(key) }
+func (w batchWriter) Set(key, value []byte) error    { return w.b.Set(key, value, nil) }
+func (w batchWriter) Delete(key []byte) error        { return w.b.Delete(key, nil) }
 
 // sequence is the single goroutine that orders appends. It takes the first
 // waiting request, drains more up to the batch limit, admits each document
 // against the log (identity, chains, tasks), writes the events, their tree
-// hashes, index entries and a signed checkpoint in one batch, commits it
-// with a synchronous WAL write, and only then answers every waiting caller.
+// hashes, index entries and a signed checkpoint into one batch and applies
+// it with a synchronous WAL write requested. It does not wait for that sync:
+// the syncer goroutine waits for it and only then answers the batch's
+// callers, while the sequencer already builds the next batch (Pebble's WAL
+// is sequential, so batches become durable in order). Requests with nothing
+// to write are answered through the syncer too, so that no answer (a
+// replay of an event still being synced, say) overtakes a durable write.
 func (l *Ledger) sequence() {
 	defer l.wg.Done()
+	defer close(l.syncq)
 	for {
 		var first *appendRequest
 		select {
@@ -101,8 +104,38 @@ func (l *Ledger) sequence() {
 				break drain
 			}
 		}
-		err := l.commitBatch(reqs)
-		for _, r := range reqs {
+		b, size, err := l.commitBatch(reqs)
+		l.syncq <- &inflight{b: b, size: size, reqs: reqs, err: err}
+	}
+}
+
+// inflight is a batch applied to the store whose WAL sync may still be
+// pending, with the requests it answers.
+type inflight struct {
+	b    *pebble.Batch // nil when the requests wrote nothing
+	size int64         // the tree size once b is durable
+	reqs []*appendRequest
+	err  error
+}
+
+// syncWait answers batches in order once their writes are durable.
+func (l *Ledger) syncWait() {
+	defer l.wg.Done()
+	for f := range l.syncq {
+		err := f.err
+		if f.b != nil {
+			if err = f.b.SyncWait(); err != nil {
+				err = fmt.Errorf("sync batch: %w", err)
+				l.fail(err)
+			} else {
+				l.durable.Store(f.size)
+			}
+			f.b.Close()
+		}
+		if err == nil {
+			err = l.failed()
+		}
+		for _, r := range f.reqs {
 			if err != nil {
 				r.err = err
 				r.outcomes = nil
@@ -110,6 +143,22 @@ func (l *Ledger) sequence() {
 			close(r.done)
 		}
 	}
+}
+
+// fail records an error after which the ledger accepts no appends: a WAL
+// sync failed, so what is durable is unknown until the store is reopened.
+func (l *Ledger) fail(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fatal == nil {
+		l.fatal = err
+	}
+}
+
+func (l *Ledger) failed() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.fatal
 }
 
 func (l *Ledger) drainClosed() {
@@ -128,41 +177,83 @@ func (l *Ledger) drainClosed() {
 type overlay struct {
 	hashes map[int64]tlog.Hash
 	ident  map[string]identValue
-	events map[int64]*Event
-	tasks  map[string]int64 // task → latest seq in this batch
-	succ   map[string]int64 // receipt id → successor seq in this batch
+	tasks  map[string]taskHead // task → latest event in this batch
+	succ   map[string]int64    // receipt id → successor seq in this batch
 }
 
+// identValue is an identity index entry: the event's sequence number and
+// document digest and, for receipts, the chain position and agent that the
+// next receipt of the chain is checked against.
 type identValue struct {
-	seq    int64
-	digest [32]byte
+	seq      int64
+	digest   [32]byte
+	position int64 // -1 for other kinds
+	agent    string
 }
 
-func (l *Ledger) commitBatch(reqs []*appendRequest) error {
+func (v identValue) encode() []byte {
+	out := append(u64(uint64(v.seq)), v.digest[:]...)
+	if v.position < 0 {
+		return out
+	}
+	out = binary.AppendUvarint(out, uint64(v.position))
+	return append(out, v.agent...)
+}
+
+func decodeIdent(b []byte) (identValue, bool) {
+	if len(b) < 40 {
+		return identValue{}, false
+	}
+	v := identValue{seq: int64(be64(b)), position: -1}
+	copy(v.digest[:], b[8:40])
+	if len(b) > 40 {
+		p, n := binary.Uvarint(b[40:])
+		if n <= 0 {
+			return identValue{}, false
+		}
+		v.position = int64(p)
+		v.agent = string(b[40+n:])
+	}
+	return v, true
+}
+
+// taskHead is a task's latest event.
+type taskHead struct {
+	seq int64
+	id  string
+}
+
+func (l *Ledger) commitBatch(reqs []*appendRequest) (*pebble.Batch, int64, error) {
 	l.seqMu.Lock()
 	defer l.seqMu.Unlock()
+	if err := l.failed(); err != nil {
+		return nil, 0, err
+	}
 	if len(l.proj) > 0 {
 		if stale, err := l.projectionsStale(); err != nil {
-			return err
+			return nil, 0, err
 		} else if stale {
-			return ErrStaleProjections
+			return nil, 0, ErrStaleProjections
 		}
 	}
 	l.mu.RLock()
 	size, lastT := l.size, l.lastT
 	l.mu.RUnlock()
-	ov := &overlay{hashes: map[int64]tlog.Hash{}, ident: map[string]identValue{}, events: map[int64]*Event{},
-		tasks: map[string]int64{}, succ: map[string]int64{}}
-	b := l.db.NewIndexedBatch()
-	defer b.Close()
+	ov := &overlay{hashes: map[int64]tlog.Hash{}, ident: map[string]identValue{},
+		tasks: map[string]taskHead{}, succ: map[string]int64{}}
+	b := l.db.NewBatch()
 	pbs := l.beginProjections()
 	startSize := size
+	fail := func(err error) (*pebble.Batch, int64, error) {
+		b.Close()
+		return nil, 0, err
+	}
 	for _, r := range reqs {
 		r.outcomes = make([]Outcome, len(r.cands))
 		for i, c := range r.cands {
 			o, ev, err := l.admit(c, ov, size)
 			if err != nil {
-				return err
+				return fail(err)
 			}
 			if ev != nil {
 				t := c.arrival.UnixNano()
@@ -172,7 +263,7 @@ func (l *Ledger) commitBatch(reqs []*appendRequest) error {
 				lastT = t
 				ev.AppendedAt = time.Unix(0, t).UTC()
 				if err := l.writeEvent(b, ov, ev, c, pbs); err != nil {
-					return err
+					return fail(err)
 				}
 				o.Seq = ev.Seq
 				o.Event = ev
@@ -182,29 +273,32 @@ func (l *Ledger) commitBatch(reqs []*appendRequest) error {
 		}
 	}
 	if size == startSize {
-		return nil // nothing to write: every submission was refused
+		b.Close()
+		return nil, 0, nil // nothing to write: every submission was refused
 	}
 	if err := l.flushProjections(b, pbs); err != nil {
-		return err
+		return fail(err)
 	}
 	root, err := tlog.TreeHash(size, hashReader{l: l, pending: ov.hashes})
 	if err != nil {
-		return fmt.Errorf("tree hash: %w", err)
+		return fail(fmt.Errorf("tree hash: %w", err))
 	}
-	ckpt, err := l.signer.sign(Checkpoint{Origin: l.origin, Size: size, Root: root})
+	c := Checkpoint{Origin: l.origin, Size: size, Root: root}
+	ckpt, err := l.signer.sign(c)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	b.Set(checkpointKey(size), ckpt, nil)
 	b.Set(keySize, u64(uint64(size)), nil)
 	b.Set(keyLastTime, u64(uint64(lastT)), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("commit batch: %w", err)
+	if err := l.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		return fail(fmt.Errorf("commit batch: %w", err))
 	}
 	l.mu.Lock()
 	l.size, l.lastT = size, lastT
+	l.latest = &signedCheckpoint{note: ckpt, c: c}
 	l.mu.Unlock()
-	return nil
+	return b, size, nil
 }
 
 // admit decides one candidate against the log and the batch so far. It
@@ -242,12 +336,12 @@ func (l *Ledger) admit(c *candidate, ov *overlay, next int64) (Outcome, *Event, 
 		}
 	case codec.KindRVWW, KindRollback:
 		ev.Subject = c.task
-		prev, ok, err := l.latestOfTask(ov, c.task)
+		prev, ok, err := l.taskHead(ov, c.task)
 		if err != nil {
 			return o, nil, err
 		}
 		if ok {
-			ev.Links = append(ev.Links, Link{Rel: RelTaskPrevious, ID: prev.ID, Seq: prev.Seq})
+			ev.Links = append(ev.Links, Link{Rel: RelTaskPrevious, ID: prev.id, Seq: prev.seq})
 		} else if c.kind == KindRollback {
 			o.Class = RejectLink
 			o.Reason = fmt.Sprintf("task_id: no witness bundle of task %s is in the ledger; a rollback follows its task", c.task)
@@ -266,7 +360,6 @@ func (l *Ledger) admit(c *candidate, ov *overlay, next int64) (Outcome, *Event, 
 // else its predecessor's agent, else (a chain's first receipt) its own
 // receipt_id when it carries chain fields, else its signer, else its own id.
 func (l *Ledger) linkReceipt(c *candidate, ov *overlay, ev *Event) (string, error) {
-	r := c.res.Receipt
 	if c.prev == "" {
 		ev.Subject = c.agent
 		if ev.Subject == "" {
@@ -289,29 +382,24 @@ func (l *Ledger) linkReceipt(c *candidate, ov *overlay, ev *Event) (string, erro
 	if !found {
 		return fmt.Sprintf("metadata.previous_receipt: receipt %s is not in the ledger (append it first, or in the same call)", c.prev), nil
 	}
-	pred, err := l.eventForLink(ov, iv.seq)
-	if err != nil {
-		return "", err
-	}
 	if succ, ok, err := l.successor(ov, c.prev); err != nil {
 		return "", err
 	} else if ok {
 		return fmt.Sprintf("metadata.previous_receipt: receipt %s already has a successor (event %d); a chain cannot fork", c.prev, succ), nil
 	}
-	predPos := max(pred.Position, 0)
+	predPos := max(iv.position, 0)
 	if c.position != predPos+1 {
 		return fmt.Sprintf("metadata.chain_position: %d, want %d (one more than receipt %s at position %d)", c.position, predPos+1, c.prev, predPos), nil
 	}
 	agent := c.agent
 	if agent == "" {
-		agent = pred.Subject
-	} else if agent != pred.Subject {
-		return fmt.Sprintf("agent_id: %q continues receipt %s of agent %q; a chain speaks for one agent", agent, c.prev, pred.Subject), nil
+		agent = iv.agent
+	} else if agent != iv.agent {
+		return fmt.Sprintf("agent_id: %q continues receipt %s of agent %q; a chain speaks for one agent", agent, c.prev, iv.agent), nil
 	}
-	_ = r
 	ev.Subject = agent
 	ev.Position = c.position
-	ev.Links = append(ev.Links, Link{Rel: RelPreviousReceipt, ID: c.prev, Seq: pred.Seq})
+	ev.Links = append(ev.Links, Link{Rel: RelPreviousReceipt, ID: c.prev, Seq: iv.seq})
 	return "", nil
 }
 
@@ -328,13 +416,19 @@ func (l *Ledger) writeEvent(b *pebble.Batch, ov *overlay, ev *Event, c *candidat
 		ov.hashes[base+int64(i)] = h
 		b.Set(hashKey(base+int64(i)), h[:], nil)
 	}
-	b.Set(eventKey(ev.Seq), l.encodeValue(leaf, c.sub.Data), nil)
-	b.Set(identKey(ev.Kind, ev.ID), append(u64(uint64(ev.Seq)), ev.Digest[:]...), nil)
-	ov.ident[string(identKey(ev.Kind, ev.ID))] = identValue{seq: ev.Seq, digest: ev.Digest}
+	b.Set(eventKey(ev.Seq), encodeValue(leaf, c.payload), nil)
+	iv := identValue{seq: ev.Seq, digest: ev.Digest, position: ev.Position, agent: ev.Subject}
+	if ev.Kind != codec.KindVRF {
+		iv.position, iv.agent = -1, ""
+	}
+	b.Set(identKey(ev.Kind, ev.ID), iv.encode(), nil)
+	ov.ident[string(identKey(ev.Kind, ev.ID))] = iv
+	b.Set(digestKey(ev.Digest), digestValue(ev), nil)
 	b.Set(timeKey(ev.AppendedAt.UnixNano(), ev.Seq), nil, nil)
 	if c.task != "" {
 		b.Set(taskKey(c.task, ev.Seq), nil, nil)
-		ov.tasks[c.task] = ev.Seq
+		b.Set(taskHeadKey(c.task), append(u64(uint64(ev.Seq)), ev.ID...), nil)
+		ov.tasks[c.task] = taskHead{seq: ev.Seq, id: ev.ID}
 	}
 	for _, link := range ev.Links {
 		if link.Rel == RelPreviousReceipt {
@@ -342,7 +436,6 @@ func (l *Ledger) writeEvent(b *pebble.Batch, ov *overlay, ev *Event, c *candidat
 			ov.succ[link.ID] = ev.Seq
 		}
 	}
-	ov.events[ev.Seq] = ev
 	return l.project(b, pbs, ev)
 }
 
@@ -356,7 +449,7 @@ func (l *Ledger) beginProjections() []ProjectionBatch {
 
 func (l *Ledger) project(b *pebble.Batch, pbs []ProjectionBatch, ev *Event) error {
 	for i, pb := range pbs {
-		if err := pb.Project(batchWriter{b}, ev); err != nil {
+		if err := pb.Project(batchWriter{l, b}, ev); err != nil {
 			return fmt.Errorf("projection %s, event %d: %w", l.proj[i].Name(), ev.Seq, err)
 		}
 	}
@@ -365,7 +458,7 @@ func (l *Ledger) project(b *pebble.Batch, pbs []ProjectionBatch, ev *Event) erro
 
 func (l *Ledger) flushProjections(b *pebble.Batch, pbs []ProjectionBatch) error {
 	for i, pb := range pbs {
-		if err := pb.Flush(batchWriter{b}); err != nil {
+		if err := pb.Flush(batchWriter{l, b}); err != nil {
 			return fmt.Errorf("projection %s: %w", l.proj[i].Name(), err)
 		}
 	}
@@ -384,19 +477,11 @@ func (l *Ledger) lookupIdent(ov *overlay, kind codec.Kind, id string) (identValu
 	if err != nil {
 		return identValue{}, false, err
 	}
-	if len(v) != 8+32 {
+	iv, ok := decodeIdent(v)
+	if !ok {
 		return identValue{}, false, fmt.Errorf("%w: identity entry of %s %s", ErrCorrupt, kind, id)
 	}
-	iv := identValue{seq: int64(be64(v))}
-	copy(iv.digest[:], v[8:])
 	return iv, true, nil
-}
-
-func (l *Ledger) eventForLink(ov *overlay, seq int64) (*Event, error) {
-	if ev, ok := ov.events[seq]; ok {
-		return ev, nil
-	}
-	return l.Event(seq, false)
 }
 
 func (l *Ledger) successor(ov *overlay, id string) (int64, bool, error) {
@@ -413,17 +498,22 @@ func (l *Ledger) successor(ov *overlay, id string) (int64, bool, error) {
 	return int64(be64(v)), true, nil
 }
 
-// latestOfTask returns the latest event of a task, from the batch or the log.
-func (l *Ledger) latestOfTask(ov *overlay, task string) (*Event, bool, error) {
-	if s, ok := ov.tasks[task]; ok {
-		return ov.events[s], true, nil
+// taskHead returns the latest event of a task, from the batch or the log.
+func (l *Ledger) taskHead(ov *overlay, task string) (taskHead, bool, error) {
+	if h, ok := ov.tasks[task]; ok {
+		return h, true, nil
 	}
-	seqs, err := l.taskSeqs(task)
-	if err != nil || len(seqs) == 0 {
-		return nil, false, err
+	v, err := l.get(taskHeadKey(task))
+	if errors.Is(err, ErrNotFound) {
+		return taskHead{}, false, nil
 	}
-	ev, err := l.Event(seqs[len(seqs)-1], false)
-	return ev, err == nil, err
+	if err != nil {
+		return taskHead{}, false, err
+	}
+	if len(v) < 8 {
+		return taskHead{}, false, fmt.Errorf("%w: task head of %s", ErrCorrupt, task)
+	}
+	return taskHead{seq: int64(be64(v)), id: string(v[8:])}, true, nil
 }
 
 // kindAttrs records in the event the facts of a document that projections

@@ -1,9 +1,11 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/sha256"
-	"errors"
 	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -17,21 +19,35 @@ type hashReader struct {
 	pending map[int64]tlog.Hash
 }
 
-// ReadHashes implements tlog.HashReader.
+// ReadHashes implements tlog.HashReader. Proofs and tree hashes ask for
+// tens of hashes at once: they are read with one iterator.
 func (r hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	out := make([]tlog.Hash, len(indexes))
+	var it *pebble.Iterator
+	defer func() {
+		if it != nil {
+			it.Close()
+		}
+	}()
 	for i, idx := range indexes {
 		if h, ok := r.pending[idx]; ok {
 			out[i] = h
 			continue
 		}
-		v, err := r.l.get(hashKey(idx))
-		if err != nil {
-			if errors.Is(err, ErrNotFound) {
-				return nil, fmt.Errorf("%w: stored hash %d missing", ErrCorrupt, idx)
+		if it == nil {
+			var err error
+			if it, err = r.l.db.NewIter(&pebble.IterOptions{LowerBound: prefixHash, UpperBound: prefixEnd(prefixHash)}); err != nil {
+				return nil, err
 			}
-			return nil, err
 		}
+		k := hashKey(idx)
+		if !it.SeekGE(k) || !bytes.Equal(it.Key(), k) {
+			if err := it.Error(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: stored hash %d missing", ErrCorrupt, idx)
+		}
+		v := it.Value()
 		if len(v) != tlog.HashSize {
 			return nil, fmt.Errorf("%w: stored hash %d has %d bytes", ErrCorrupt, idx, len(v))
 		}
