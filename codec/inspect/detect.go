@@ -31,6 +31,12 @@ func Detect(data []byte) codec.Kind {
 		return codec.KindRVWW
 	}
 	body := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if keys, kind, ok := scanTopLevel(body); ok {
+		if kind == "rollback" {
+			return rollback.Kind
+		}
+		return kindOfKeys(func(k string) bool { _, ok := keys[k]; return ok })
+	}
 	if v, err := canonjson.Parse(body); err == nil {
 		if v.Type() != canonjson.Object {
 			return KindUnknown
@@ -85,4 +91,124 @@ func isBinary(data []byte) bool {
 		return true
 	}
 	return !utf8.Valid(data)
+}
+
+// scanTopLevel reads the keys of a top-level JSON object without building
+// its values (the codec parses the document properly afterwards), and the
+// value of "kind" when it is a plain string. ok is false for anything it
+// does not follow, and the caller falls back to a full parse.
+func scanTopLevel(b []byte) (keys map[string]struct{}, kind string, ok bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, "", false
+	}
+	keys = map[string]struct{}{}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return keys, "", skipWS(b, i+1) == len(b)
+	}
+	for {
+		key, j, plain := scanString(b, i)
+		if j < 0 || !plain {
+			return nil, "", false
+		}
+		i = skipWS(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return nil, "", false
+		}
+		i = skipWS(b, i+1)
+		if key == "kind" {
+			if v, j, plain := scanString(b, i); j >= 0 && plain {
+				kind = v
+			}
+		}
+		if i = skipJSONValue(b, i); i < 0 {
+			return nil, "", false
+		}
+		keys[key] = struct{}{}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return nil, "", false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return keys, kind, skipWS(b, i+1) == len(b)
+		default:
+			return nil, "", false
+		}
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString reads a string at b[i]; plain is false when it holds escapes
+// (its content is then not returned). It returns the index after the
+// closing quote, or -1.
+func scanString(b []byte, i int) (s string, next int, plain bool) {
+	if i >= len(b) || b[i] != '"' {
+		return "", -1, false
+	}
+	plain = true
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			plain = false
+			j++
+		case '"':
+			if plain {
+				s = string(b[i+1 : j])
+			}
+			return s, j + 1, plain
+		}
+	}
+	return "", -1, false
+}
+
+// skipJSONValue returns the index after the value at b[i], or -1. It
+// checks structure (nesting, strings) but not every token.
+func skipJSONValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			_, j, _ := scanString(b, i)
+			if j < 0 {
+				return -1
+			}
+			i = j
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+			i++
+		case ',':
+			if depth == 0 {
+				return i
+			}
+			i++
+		default:
+			if depth == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+				return i
+			}
+			i++
+		}
+		if depth == 0 && i <= len(b) && i > 0 && (b[i-1] == '"' || b[i-1] == '}' || b[i-1] == ']') {
+			return i
+		}
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
 }

@@ -3,9 +3,11 @@ package inspect
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/codec/canonjson"
 	"github.com/proofledger/ledger/codec/keys"
 )
 
@@ -125,6 +127,33 @@ func FuzzInspect(f *testing.F) {
 		}
 		if !res.Valid() && len(res.Findings) == 0 {
 			t.Fatalf("%s reported %v without findings", res.Kind, res.Status)
+		}
+	})
+}
+
+// FuzzScanTopLevel checks the fast key scan against a full parse: when
+// both succeed on an object they see the same keys.
+func FuzzScanTopLevel(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b":{"c":[1,"x\"}"]},"kind":"rollback"}`))
+	f.Add([]byte(`{"vrf_version":"1.0","results":{"details":[{"name":"a,b"}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys, kind, ok := scanTopLevel(data)
+		v, err := canonjson.Parse(data)
+		if !ok || err != nil || v.Type() != canonjson.Object {
+			return
+		}
+		if len(keys) != v.Len() {
+			t.Fatalf("scan saw %d keys, parse %d", len(keys), v.Len())
+		}
+		for _, m := range v.Members() {
+			if _, ok := keys[m.Key]; !ok {
+				t.Fatalf("scan missed key %q", m.Key)
+			}
+		}
+		if k, ok := v.Get("kind"); ok {
+			if s, isStr := k.Str(); isStr && kind != s && !strings.Contains(string(data), `\`) {
+				t.Fatalf("kind %q, parse says %q", kind, s)
+			}
 		}
 	})
 }
