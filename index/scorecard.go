@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"time"
 )
@@ -224,6 +225,39 @@ func Aggregate(r Reader, since, until time.Time, f Filter) (*Totals, error) {
 		return true, d.err
 	})
 	return t, err
+}
+
+// RollbackRecord is a rollback record as the index keeps it.
+type RollbackRecord struct {
+	At            time.Time // the record's own time
+	Seq           int64     // its event
+	Task          string
+	RestoredClean bool
+}
+
+// Rollbacks returns the rollback records timed in [since, until) (zero
+// times leave the window open), in time order: what Aggregate counts, for
+// callers that attribute each record to the bundle it follows.
+func Rollbacks(r Reader, since, until time.Time) ([]RollbackRecord, error) {
+	lo, hi := pRollback, prefixEnd(pRollback)
+	if !since.IsZero() {
+		lo = join(pRollback, nsKey(since.UnixNano()))
+	}
+	if !until.IsZero() {
+		hi = join(pRollback, nsKey(until.UnixNano()))
+	}
+	var out []RollbackRecord
+	err := r.Range(lo, hi, func(k, v []byte) (bool, error) {
+		rest := k[len(pRollback):]
+		if len(rest) != 16 {
+			return false, fmt.Errorf("%w: rollback key %q", ErrCorrupt, k)
+		}
+		d := dec{b: v}
+		rec := RollbackRecord{At: time.Unix(0, nsFromKey(rest[:8])).UTC(), Seq: int64(binaryBE(rest[8:])), Task: d.s(), RestoredClean: d.flag()}
+		out = append(out, rec)
+		return true, d.err
+	})
+	return out, err
 }
 
 // wholeDays returns the whole UTC days inside [since, until) as the

@@ -22,8 +22,11 @@
 // Beyond ADR-035 a report carries policy_unknown (bundles naming a policy
 // the ledger did not know when they were appended, whose traces were never
 // checked) and rollback_correctness (rollbacks that restored a clean state
-// over all rollbacks, 1 when there were none). Criteria says how each
-// acceptance criterion is judged, exactly and in integers.
+// over all rollbacks, 1 when there were none). Rollback records count by
+// their own time; under a policy or mode filter, those that follow a
+// bundle of the filter (Build reads the events, through Events, to find
+// it). Criteria says how each acceptance criterion is judged, exactly and
+// in integers.
 //
 // Trend cuts a window into UTC days, ISO weeks or calendar months
 // (Granularity) and reports tasks, solved, solve rate, cost and tokens per

@@ -11,6 +11,8 @@
 //	2  usage error
 //	3  some input could not be read or parsed, or fails its schema
 //	4  some input failed verification (signature, hash, recomputed verdict, governance)
+//	5  (append) some input was refused as a replay or conflict
+//	6  (scorecard) some ADR-035 acceptance criterion is not met
 //
 // When inputs fail in several ways the lowest of 3 and 4 is returned.
 package main

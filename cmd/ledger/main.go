@@ -43,6 +43,7 @@ const exitCodeHelp = `Exit codes:
    2  usage error
    3  some input could not be read or parsed, or fails its schema
    4  some input failed verification (signature, hash, recomputed verdict, governance)
+   6  (scorecard) some ADR-035 acceptance criterion is not met
    When inputs fail in several ways, the lowest of these codes is returned.`
 
 // env carries the process's streams and logger to commands, so that tests
@@ -95,6 +96,13 @@ func newApp(e *env) *cli.App {
 			keyCommand(e),
 			exportCommand(e),
 			importCommand(e),
+			benchCommand(e),
+			scorecardCommand(e),
+			trendCommand(e),
+			reputationCommand(e),
+			systemsCommand(e),
+			policyCommand(e),
+			rebuildCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/codec/governance"
+	"github.com/proofledger/ledger/scorecard"
+)
+
+func policyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "policy",
+		Usage: "register and list the governance policies witness bundles are checked against",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "add",
+				Usage:     "register a custom governance policy (JSON or YAML policy file) under its hash",
+				ArgsUsage: "FILE",
+				Description: "Reads a policy file (name, mode, allow, deny, max_cost_microdollars, max_tool_calls),\n" +
+					"registers it under its ADR-035 policy hash and prints the hash. Bundles appended from then on\n" +
+					"that name this hash are evaluated against it. Bundles appended before stay \"policy\n" +
+					"unknown\": their evaluation is part of the log and is not redone.\n\n" +
+					"Exit code 3 when the file cannot be read or is not a valid policy.",
+				Flags: []cli.Flag{dirFlag()},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageErrorf("policy add takes one FILE")
+					}
+					path := c.Args().First()
+					data, err := os.ReadFile(path)
+					if err != nil {
+						return exitf(exitMalformed, "%s: %v", path, pathless(err))
+					}
+					p, err := governance.ParsePolicy(data)
+					if err != nil {
+						var me *codec.MalformedError
+						if errors.As(err, &me) {
+							return exitf(exitMalformed, "%s: not a valid policy: %v", path, err)
+						}
+						return exitf(exitMalformed, "%s: %v", path, err)
+					}
+					if d, ok := governance.DefaultByHash(p.Hash()); ok {
+						fmt.Fprintf(e.stdout, "%s is the default policy %q (%s), always known: nothing to register\n", path, d.Name, d.HashString())
+						return nil
+					}
+					l, err := openLedger(c, e, false)
+					if err != nil {
+						return err
+					}
+					defer l.Close()
+					before, err := l.Policies()
+					if err != nil {
+						return exitf(exitInternal, "%v", err)
+					}
+					if err := l.AddPolicy(p); err != nil {
+						return exitf(exitInternal, "register policy: %v", err)
+					}
+					verb := "registered"
+					for _, q := range before {
+						if q.Hash() == p.Hash() {
+							verb = "re-registered"
+						}
+					}
+					fmt.Fprintf(e.stdout, "%s policy %s %s (%s)\n", verb, policyName(p), p.HashString(), policyTerms(p))
+					return nil
+				},
+			},
+			{
+				Name:  "list",
+				Usage: "list the default policies and the registered ones",
+				Flags: []cli.Flag{
+					dirFlag(),
+					&cli.BoolFlag{Name: "json", Usage: "print one JSON object per policy per line"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 0 {
+						return usageErrorf("policy list takes no arguments")
+					}
+					l, err := openLedger(c, e, true)
+					if err != nil {
+						return err
+					}
+					defer l.Close()
+					registered, err := l.Policies()
+					if err != nil {
+						return exitf(exitInternal, "%v", err)
+					}
+					type entry struct {
+						p      governance.Policy
+						source string
+					}
+					var all []entry
+					for _, p := range governance.Defaults() {
+						all = append(all, entry{p, "default"})
+					}
+					for _, p := range registered {
+						all = append(all, entry{p, "registered"})
+					}
+					if c.Bool("json") {
+						for _, en := range all {
+							p := en.p
+							j := policyJSON{Name: p.Name, Hash: p.HashString(), Mode: p.Mode.String(), Allow: orEmpty(p.Allow), Deny: orEmpty(p.Deny),
+								MaxCostMicrodollars: p.MaxCostMicrodollars, MaxToolCalls: p.MaxToolCalls, Source: en.source}
+							if err := writeJSONLine(e.stdout, j); err != nil {
+								return err
+							}
+						}
+						return nil
+					}
+					header := []string{"name", "hash", "mode", "max cost", "max calls", "allow", "deny", "source"}
+					var rows [][]string
+					for _, en := range all {
+						p := en.p
+						rows = append(rows, []string{policyName(p), p.HashString(), p.Mode.String(), scorecard.Dollars(int64(p.MaxCostMicrodollars)),
+							fmt.Sprint(p.MaxToolCalls), toolList(p.Allow), toolList(p.Deny), en.source})
+					}
+					printTable(e.stdout, "", header, rows, []bool{false, false, false, true, true, false, false, false})
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// policyJSON is the --json shape of a policy in policy list.
+type policyJSON struct {
+	Name                string   `json:"name"`
+	Hash                string   `json:"hash"`
+	Mode                string   `json:"mode"`
+	Allow               []string `json:"allow"`
+	Deny                []string `json:"deny"`
+	MaxCostMicrodollars uint32   `json:"max_cost_microdollars"`
+	MaxToolCalls        uint16   `json:"max_tool_calls"`
+	Source              string   `json:"source"` // default or registered
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func policyName(p governance.Policy) string {
+	if p.Name == "" {
+		return "(unnamed)"
+	}
+	return fmt.Sprintf("%q", p.Name)
+}
+
+func toolList(tools []string) string {
+	if len(tools) == 0 {
+		return "-"
+	}
+	return strings.Join(tools, " ")
+}
+
+// policyTerms summarises a policy: mode, lists and budgets.
+func policyTerms(p governance.Policy) string {
+	parts := []string{p.Mode.String()}
+	if len(p.Allow) > 0 {
+		parts = append(parts, "allow "+strings.Join(p.Allow, " "))
+	}
+	if len(p.Deny) > 0 {
+		parts = append(parts, "deny "+strings.Join(p.Deny, " "))
+	}
+	parts = append(parts, "max "+scorecard.Dollars(int64(p.MaxCostMicrodollars)), fmt.Sprintf("max %d calls", p.MaxToolCalls))
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// rebuildProgressEvery is the least time between two progress lines.
+const rebuildProgressEvery = time.Second
+
+func rebuildCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "rebuild",
+		Usage: "drop every projection and recompute it from the log",
+		Description: "Deletes the projections (reputation, systems, scorecard rollups, regressions: the x/ keyspace)\n" +
+			"and recomputes them from the events' leaves, in log order. The result is identical, key for key,\n" +
+			"to what appends maintained incrementally. Appends wait while it runs; an interrupted rebuild\n" +
+			"leaves the projections marked incomplete, and queries refuse them until a rebuild completes.\n" +
+			"Progress goes to stderr about once a second; the result line to stdout.",
+		Flags: []cli.Flag{
+			dirFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"},
+			&cli.BoolFlag{Name: "quiet", Usage: "no progress lines"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usageErrorf("rebuild takes no arguments")
+			}
+			l, err := openLedger(c, e, false)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			total := l.Size()
+			start := time.Now()
+			last := start
+			progress := func(done int64) {
+				if c.Bool("quiet") || done >= total {
+					return
+				}
+				if now := time.Now(); now.Sub(last) >= rebuildProgressEvery {
+					last = now
+					fmt.Fprintf(e.stderr, "rebuild: %s of %s events (%.0f%%), %s events/s\n", thousands(done), thousands(total),
+						100*float64(done)/float64(total), thousands(int64(float64(done)/now.Sub(start).Seconds())))
+				}
+			}
+			if err := l.Rebuild(c.Context, progress); err != nil {
+				if errors.Is(err, context.Canceled) {
+					return exitf(exitInternal, "rebuild interrupted: the projections are incomplete until ledger rebuild completes")
+				}
+				return exitf(exitInternal, "rebuild: %v", err)
+			}
+			elapsed := time.Since(start)
+			rate := 0.0
+			if s := elapsed.Seconds(); s > 0 {
+				rate = float64(total) / s
+			}
+			if c.Bool("json") {
+				return writeJSONLine(e.stdout, struct {
+					Events          int64   `json:"events"`
+					Seconds         float64 `json:"seconds"`
+					EventsPerSecond float64 `json:"events_per_second"`
+				}{total, round4(elapsed.Seconds()), float64(int64(rate))})
+			}
+			fmt.Fprintf(e.stdout, "rebuilt the projections from %s events in %s (%s events/s)\n",
+				thousands(total), elapsed.Round(time.Millisecond), thousands(int64(rate)))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,461 @@
+package main
+
+import (
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/proofledger/ledger/codec/governance"
+	"github.com/proofledger/ledger/index"
+	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/scorecard"
+)
+
+// exitNotAccepted is scorecard's exit code when an acceptance criterion of
+// ADR-035 section 4.1 is not met.
+const exitNotAccepted = 6
+
+// openQuery opens the ledger read-only for a query of its projections and
+// refuses projections that an interrupted rebuild left incomplete.
+func openQuery(c *cli.Context, e *env) (*ledger.Ledger, *ledger.Snapshot, error) {
+	l, err := openLedger(c, e, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.ProjectionsStale() {
+		l.Close()
+		return nil, nil, exitf(exitInternal, "%v", ledger.ErrStaleProjections)
+	}
+	return l, l.Snapshot(), nil
+}
+
+// timeFlags reads --since and --until (either may be absent) and checks
+// that the window is not empty.
+func timeFlags(c *cli.Context, now time.Time) (since, until time.Time, err error) {
+	for _, f := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &since}, {"until", &until}} {
+		if s := c.String(f.name); s != "" {
+			t, err := parseTimeArg(s, now)
+			if err != nil {
+				return since, until, usageErrorf("--%s: %v", f.name, err)
+			}
+			*f.to = t.UTC()
+		}
+	}
+	if !since.IsZero() && !until.IsZero() && !until.After(since) {
+		return since, until, usageErrorf("--until %s is not after --since %s", formatTime(until), formatTime(since))
+	}
+	return since, until, nil
+}
+
+func sinceFlag(what string) cli.Flag {
+	return &cli.StringFlag{Name: "since", Usage: "only " + what + " at or after T (date, RFC 3339, or 24h/7d/2w back)"}
+}
+
+func untilFlag(what string) cli.Flag {
+	return &cli.StringFlag{Name: "until", Usage: "only " + what + " before T"}
+}
+
+// resolvePolicy reads --policy: 16 hex digits of a policy hash, or the name
+// of a default policy (restricted, approved, autonomous) or of a
+// registered one. It returns the hash and how to name it.
+func resolvePolicy(l *ledger.Ledger, arg string) ([]byte, string, error) {
+	if arg == "" {
+		return nil, "", nil
+	}
+	registered, err := l.Policies()
+	if err != nil {
+		return nil, "", exitf(exitInternal, "%v", err)
+	}
+	all := append(governance.Defaults(), registered...)
+	if h, err := hex.DecodeString(strings.ToLower(arg)); err == nil && len(h) == 8 {
+		label := hex.EncodeToString(h)
+		for _, p := range all {
+			if p.HashString() == label && p.Name != "" {
+				return h, fmt.Sprintf("%s (%s)", label, p.Name), nil
+			}
+		}
+		return h, label + " (not a known policy)", nil
+	}
+	var found []governance.Policy
+	for _, p := range all {
+		if p.Name == arg {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, "", usageErrorf("--policy %q: no policy has that name or hash (see ledger policy list)", arg)
+	case 1:
+		h := found[0].Hash()
+		return h[:], fmt.Sprintf("%s (%s)", found[0].HashString(), arg), nil
+	}
+	hashes := make([]string, len(found))
+	for i, p := range found {
+		hashes[i] = p.HashString()
+	}
+	return nil, "", usageErrorf("--policy %q: %d policies have that name (%s); give the hash", arg, len(found), strings.Join(hashes, ", "))
+}
+
+// resolveMode reads --mode: restricted, approved, autonomous, or a mode
+// byte 0..255; -1 when absent.
+func resolveMode(arg string) (int, error) {
+	if arg == "" {
+		return -1, nil
+	}
+	if m, ok := governance.ParseMode(arg); ok {
+		return int(m), nil
+	}
+	if n, err := strconv.Atoi(arg); err == nil && n >= 0 && n <= 255 {
+		return n, nil
+	}
+	return 0, usageErrorf("--mode %q: want restricted, approved, autonomous or a number 0..255", arg)
+}
+
+func scorecardCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "scorecard",
+		Usage: "ADR-035 scorecard of the witness bundles, and its acceptance criteria",
+		Description: "Prints every metric of ADR-035 section 4 over the witness bundles created in the window\n" +
+			"(by each bundle's created_ns), with the reference implementation's arithmetic, then the\n" +
+			"acceptance criteria of section 4.1, each met or not. policy_violations == 0 is not met while\n" +
+			"any bundle names a policy the ledger does not know (policy_unknown): its trace was never\n" +
+			"checked. Rollbacks are counted by their own time; under --policy or --mode, those that follow\n" +
+			"a bundle of that policy or mode (the task's latest bundle appended before the rollback).\n\n" +
+			"Exit code 0 when every criterion is met, 6 when one is not (so CI can gate on it),\n" +
+			"2 on a usage error, 1 on an internal error.",
+		Flags: []cli.Flag{
+			dirFlag(),
+			sinceFlag("bundles created"),
+			untilFlag("bundles created"),
+			&cli.StringFlag{Name: "policy", Usage: "only bundles under this policy: 16-hex hash or name (restricted, approved, autonomous, or a registered policy's)"},
+			&cli.StringFlag{Name: "mode", Usage: "only bundles of this governance mode: restricted, approved, autonomous or 0..255"},
+			&cli.BoolFlag{Name: "json", Usage: "print the scorecard as one JSON object keyed by the metric names"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usageErrorf("scorecard takes no arguments")
+			}
+			since, until, err := timeFlags(c, time.Now())
+			if err != nil {
+				return err
+			}
+			mode, err := resolveMode(c.String("mode"))
+			if err != nil {
+				return err
+			}
+			l, snap, err := openQuery(c, e)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			defer snap.Close()
+			policy, policyLabel, err := resolvePolicy(l, c.String("policy"))
+			if err != nil {
+				return err
+			}
+			w := scorecard.Window{Since: since, Until: until, Filter: index.Filter{Policy: policy, Mode: mode}}
+			rep, err := scorecard.Build(snap, l, w)
+			if err != nil {
+				return exitf(exitInternal, "%v", err)
+			}
+			if c.Bool("json") {
+				err = writeJSONLine(e.stdout, toScorecardJSON(rep))
+			} else {
+				printScorecard(e.stdout, rep, policyLabel, c.String("mode"))
+			}
+			if err != nil {
+				return err
+			}
+			if !rep.Accepted {
+				return &exitError{code: exitNotAccepted}
+			}
+			return nil
+		},
+	}
+}
+
+// scorecardJSON is the --json shape of a scorecard: the window, the
+// metrics under their ADR-035 names, the criteria and the verdict.
+type scorecardJSON struct {
+	Since  *string `json:"since"`
+	Until  *string `json:"until"`
+	Policy *string `json:"policy"`
+	Mode   *int    `json:"mode"`
+	scorecard.Metrics
+	Criteria []scorecard.Criterion `json:"criteria"`
+	Accepted bool                  `json:"accepted"`
+}
+
+func optTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := formatTime(t)
+	return &s
+}
+
+func toScorecardJSON(rep *scorecard.Report) scorecardJSON {
+	j := scorecardJSON{Since: optTime(rep.Window.Since), Until: optTime(rep.Window.Until), Metrics: rep.Metrics,
+		Criteria: rep.Criteria, Accepted: rep.Accepted}
+	if p := rep.Window.Filter.Policy; p != nil {
+		s := hex.EncodeToString(p)
+		j.Policy = &s
+	}
+	if m := rep.Window.Filter.Mode; m >= 0 {
+		j.Mode = &m
+	}
+	return j
+}
+
+// windowText describes a window of bundle creation times.
+func windowText(since, until time.Time) string {
+	switch {
+	case since.IsZero() && until.IsZero():
+		return "all time"
+	case since.IsZero():
+		return "before " + formatTime(until)
+	case until.IsZero():
+		return "from " + formatTime(since)
+	}
+	return formatTime(since) + " to " + formatTime(until)
+}
+
+func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg string) {
+	m := rep.Metrics
+	scope := "every policy"
+	if policyLabel != "" {
+		scope = "policy " + policyLabel
+	}
+	if modeArg != "" {
+		scope += ", mode " + modeArg
+	} else {
+		scope += ", every mode"
+	}
+	fmt.Fprintf(w, "scorecard of the witness bundles created %s (%s)\n", windowText(rep.Window.Since, rep.Window.Until), scope)
+	rows := [][]string{
+		{"total_tasks", thousands(m.TotalTasks), ""},
+		{"solved", thousands(m.Solved), ""},
+		{"failed", thousands(m.Failed), ""},
+		{"skipped", thousands(m.Skipped), ""},
+		{"errors", thousands(m.Errors), "errored or unknown outcome"},
+		{"policy_violations", thousands(m.PolicyViolations), ""},
+		{"policy_unknown", thousands(m.PolicyUnknown), "bundles under a policy the ledger does not know: traces not checked"},
+		{"rollback_count", thousands(m.RollbackCount), fmt.Sprintf("%d restored a clean state", m.RollbacksRestoredClean)},
+		{"total_cost_microdollars", thousands(m.TotalCostMicrodollars), scorecard.Dollars(m.TotalCostMicrodollars)},
+		{"median_latency_ms", thousands(int64(m.MedianLatencyMS)), ""},
+		{"p95_latency_ms", thousands(int64(m.P95LatencyMS)), ""},
+		{"total_tokens", thousands(m.TotalTokens), ""},
+		{"total_retries", thousands(m.TotalRetries), ""},
+		{"evidence_coverage", fmt.Sprintf("%.4f", m.EvidenceCoverage), fmt.Sprintf("%d of %d solved have SPEC, DIFF and TEST_LOG", m.EvidenceCompleteSolved, m.Solved)},
+		{"cost_per_solve", thousands(m.CostPerSolve), scorecard.Dollars(m.CostPerSolve) + " (all bundles' cost / solved)"},
+		{"solve_rate", fmt.Sprintf("%.4f", m.SolveRate), ""},
+	}
+	printTable(w, "  ", nil, rows, []bool{false, true, false})
+	fmt.Fprintln(w, "\nacceptance criteria (ADR-035 section 4.1)")
+	var crit [][]string
+	unmet := 0
+	for _, cr := range rep.Criteria {
+		verdict := "met"
+		if !cr.Met {
+			verdict = "NOT MET"
+			unmet++
+		}
+		value := strconv.FormatFloat(cr.Value, 'f', 4, 64)
+		switch cr.Metric {
+		case "policy_violations":
+			value = strconv.FormatFloat(cr.Value, 'f', 0, 64)
+		case "rollback_correctness":
+			value += fmt.Sprintf(" (%d/%d)", m.RollbacksRestoredClean, m.RollbackCount)
+		}
+		crit = append(crit, []string{cr.String(), value, verdict, cr.Reason})
+	}
+	printTable(w, "  ", nil, crit, []bool{false, true, false, false})
+	if rep.Accepted {
+		fmt.Fprintln(w, "accepted: every criterion is met")
+	} else {
+		fmt.Fprintf(w, "not accepted: %d of %d criteria not met (exit code %d)\n", unmet, len(rep.Criteria), exitNotAccepted)
+	}
+}
+
+func trendCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "trend",
+		Usage: "ADR-035 cost-to-outcome trend per day, week or month, optionally plotted",
+		Description: "Prints ADR-035 section 6's table over the witness bundles created in the window, one row per\n" +
+			"UTC day, ISO week (Monday to Sunday) or calendar month: tasks, solved, solve rate, cost per\n" +
+			"solve (cost of all the period's bundles / solved), tokens per solve, retries, and regressions\n" +
+			"(distinct tasks that failed or errored in the period after a solve in an earlier period).\n" +
+			"--since and --until clip the first and last periods (marked *). --plot writes a chart of cost\n" +
+			"per solve and solve rate per period: SVG or PNG by the file name's extension.",
+		Flags: []cli.Flag{
+			dirFlag(),
+			&cli.StringFlag{Name: "by", Usage: "period: day, week or month", Value: "week"},
+			sinceFlag("bundles created"),
+			untilFlag("bundles created"),
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per period per line"},
+			&cli.StringFlag{Name: "plot", Usage: "write a chart of cost per solve and solve rate to `FILE` (.svg or .png)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usageErrorf("trend takes no arguments")
+			}
+			g, err := scorecard.ParseGranularity(c.String("by"))
+			if err != nil {
+				return usageErrorf("--by: %v", err)
+			}
+			plotPath := c.String("plot")
+			if plotPath != "" {
+				if _, err := scorecard.PlotFormat(plotPath); err != nil {
+					return usageErrorf("--plot: %v", err)
+				}
+			}
+			since, until, err := timeFlags(c, time.Now())
+			if err != nil {
+				return err
+			}
+			l, snap, err := openQuery(c, e)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			defer snap.Close()
+			rows, _, err := scorecard.Trend(snap, g, since, until)
+			if err != nil {
+				return exitf(exitInternal, "%v", err)
+			}
+			if c.Bool("json") {
+				for _, r := range rows {
+					if err := writeJSONLine(e.stdout, r); err != nil {
+						return err
+					}
+				}
+			} else {
+				printTrend(e.stdout, rows, g, since, until)
+			}
+			if plotPath == "" {
+				return nil
+			}
+			if len(rows) == 0 {
+				return usageErrorf("--plot: no witness bundles in the window, nothing to plot")
+			}
+			if err := scorecard.PlotFile(plotPath, rows, g, trendTitle(rows, g)); err != nil {
+				return exitf(exitInternal, "%v", err)
+			}
+			if !c.Bool("json") {
+				fmt.Fprintf(e.stdout, "wrote the chart to %s\n", plotPath)
+			}
+			return nil
+		},
+	}
+}
+
+func trendTitle(rows []scorecard.Row, g scorecard.Granularity) string {
+	var tasks int64
+	for _, r := range rows {
+		tasks += r.Tasks
+	}
+	span := rows[0].Period
+	if len(rows) > 1 {
+		span += " to " + rows[len(rows)-1].Period
+	}
+	return fmt.Sprintf("Cost to outcome by %s: %s, %s tasks", g, span, thousands(tasks))
+}
+
+func printTrend(w io.Writer, rows []scorecard.Row, g scorecard.Granularity, since, until time.Time) {
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "no witness bundles created %s\n", windowText(since, until))
+		return
+	}
+	fmt.Fprintf(w, "cost to outcome by %s, witness bundles created %s (UTC)\n", g, windowText(rows[0].Start, rows[len(rows)-1].End))
+	header := []string{"period", "tasks", "solved", "solve rate", "cost/solve", "tokens/solve", "retries", "regressions"}
+	var out [][]string
+	partial := false
+	for _, r := range rows {
+		label := r.Period
+		if r.Partial {
+			label += "*"
+			partial = true
+		}
+		rate, cost, tokens := "-", "-", "-"
+		if r.Tasks > 0 {
+			rate = fmt.Sprintf("%.1f%%", 100*r.SolveRate)
+		}
+		if r.Solved > 0 {
+			cost, tokens = scorecard.Dollars(r.CostPerSolve), thousands(r.TokensPerSolve)
+		}
+		out = append(out, []string{label, thousands(r.Tasks), thousands(r.Solved), rate, cost, tokens, thousands(r.Retries), thousands(r.Regressions)})
+	}
+	printTable(w, "", header, out, []bool{false, true, true, true, true, true, true, true})
+	if partial {
+		fmt.Fprintln(w, "* partial period: the window covers only part of it")
+	}
+}
+
+// printTable writes rows in aligned columns (right-aligned where right
+// says so), each line starting with indent; a nil header prints none.
+// Trailing empty cells are dropped.
+func printTable(w io.Writer, indent string, header []string, rows [][]string, right []bool) {
+	all := rows
+	if header != nil {
+		all = append([][]string{header}, rows...)
+	}
+	var widths []int
+	for _, r := range all {
+		for i, cell := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for _, r := range all {
+		last := len(r)
+		for last > 0 && r[last-1] == "" {
+			last--
+		}
+		var b strings.Builder
+		b.WriteString(indent)
+		for i, cell := range r[:last] {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			switch {
+			case i < len(right) && right[i]:
+				b.WriteString(pad + cell)
+			case i == last-1:
+				b.WriteString(cell)
+			default:
+				b.WriteString(cell + pad)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,97 @@
+package index
+
+import (
+	"context"
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/ledgertest"
+)
+
+var (
+	benchEvents   = flag.Int("index.events", 100_000, "events in the ledger BenchmarkRebuild rebuilds")
+	benchReceipts = flag.Int("index.receipts", 100_000, "receipts in the ledger of BenchmarkReputationAgent")
+)
+
+// openBench makes an empty ledger with the index projections.
+func openBench(tb testing.TB) *ledger.Ledger {
+	tb.Helper()
+	dir := tb.TempDir()
+	if err := ledger.Init(dir, ledger.InitOptions{Origin: "index.bench"}); err != nil {
+		tb.Fatal(err)
+	}
+	l, err := ledger.Open(dir, ledger.Options{Projectors: []ledger.Projector{New()}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	return l
+}
+
+// BenchmarkRebuild rebuilds every projection of a generated ledger of
+// -index.events events (45% receipts, 40% bundles, 15% attestations, a
+// rollback every 50 bundles) and reports events per second. Building the
+// ledger is not timed.
+func BenchmarkRebuild(b *testing.B) {
+	l := openBench(b)
+	n := *benchEvents
+	cfg := ledgertest.Config{Seed: 1, Receipts: n * 45 / 100, Bundles: n * 40 / 100, Attestations: n * 15 / 100,
+		Span: 120 * 24 * time.Hour}
+	events := fill(b, l, cfg, 4096, 50)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.Rebuild(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(events), "events")
+}
+
+// BenchmarkReputationAgent looks up one agent's reputation in a ledger of
+// -index.receipts receipts over 32 agents (the busiest agent has the most
+// receipts): all time (one point read and the task types), and since 30
+// days before the last receipt (per-day aggregates).
+func BenchmarkReputationAgent(b *testing.B) {
+	l := openBench(b)
+	cfg := ledgertest.Config{Seed: 2, Receipts: *benchReceipts, Span: 120 * 24 * time.Hour}
+	fill(b, l, cfg, 4096, 0)
+	snap := l.Snapshot()
+	defer snap.Close()
+	now := ledgertest.DefaultStart().Add(cfg.Span)
+	agents, err := Agents(snap, time.Time{}, now)
+	if err != nil || len(agents) == 0 {
+		b.Fatalf("agents: %v %v", len(agents), err)
+	}
+	busiest := agents[0]
+	for _, a := range agents {
+		if a.Receipts() > busiest.Receipts() {
+			busiest = a
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		since time.Time
+	}{{"all_time", time.Time{}}, {"since_30d", now.Add(-30 * 24 * time.Hour)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rep, err := Agent(snap, busiest.Subject, tc.since)
+				if err != nil || rep.Receipts() == 0 {
+					b.Fatal(rep, err)
+				}
+				_ = rep.Score(now)
+			}
+		})
+	}
+	b.Run("ranking", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Agents(snap, time.Time{}, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Logf("busiest agent %s: %d receipts of %d", busiest.Subject, busiest.Receipts(), *benchReceipts)
+}
