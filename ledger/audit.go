@@ -115,6 +115,22 @@ func (l *Ledger) Audit(ctx context.Context) (*AuditReport, error) {
 	if int64(len(hashes)) != tlog.StoredHashCount(min(n, next)) {
 		problem("recomputed %d tree hashes, want %d", len(hashes), tlog.StoredHashCount(n))
 	}
+	// Documents: exactly one per event.
+	var docs int64
+	err = l.scanPrefix(prefixData, func(k, _ []byte) error {
+		if seq := int64(be64(k[len(prefixData):])); seq != docs {
+			problem("document of event %d where event %d's was expected", seq, docs)
+			docs = seq
+		}
+		docs++
+		return nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	if docs != n {
+		problem("%d documents stored for %d events", docs, n)
+	}
 	// Stored hashes.
 	var stored int64
 	err = l.scanPrefix(prefixHash, func(k, v []byte) error {

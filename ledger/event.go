@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -223,21 +222,20 @@ func (r *leafReader) time(key string, required bool) time.Time {
 	return t
 }
 
-// Stored event value, format 1:
+// An event is stored under two keys, so that scans of the log (rebuild,
+// audit's first pass, log listings) read leaves without documents:
 //
-//	byte    1 (value format)
-//	uvarint len(leaf), leaf
-//	byte    payload codec (0 raw, 1 zstd)
-//	rest    payload
+//	e/<seq>  byte 1 (leaf format), then the leaf
+//	p/<seq>  byte payload codec (0 raw, 1 zstd), then the document bytes
 const (
-	valueFormat  = 1
+	leafFormat   = 1
 	payloadRaw   = 0
 	payloadZstd  = 1
-	compressFrom = 512 // payloads shorter than this are stored raw
+	compressFrom = 512 // documents shorter than this are stored raw
 )
 
-// encodePayload returns the payload part of an event value: the codec byte
-// and the document, zstd-compressed when that saves at least 10%. It runs
+// encodePayload returns a document as stored under p/: the codec byte and
+// the document, zstd-compressed when that saves at least 10%. It runs
 // before the sequencer, on the appender's goroutine.
 func (l *Ledger) encodePayload(data []byte) []byte {
 	if len(data) >= compressFrom {
@@ -253,42 +251,33 @@ func (l *Ledger) encodePayload(data []byte) []byte {
 	return out
 }
 
-// encodeValue joins a leaf and an encoded payload into an event value.
-func encodeValue(leaf, payload []byte) []byte {
-	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(leaf)+len(payload))
-	out = append(out, valueFormat)
-	out = binary.AppendUvarint(out, uint64(len(leaf)))
-	out = append(out, leaf...)
-	return append(out, payload...)
+// encodeLeafValue is the value stored under e/.
+func encodeLeafValue(leaf []byte) []byte {
+	return append([]byte{leafFormat}, leaf...)
 }
 
-// decodeValue splits a stored value into leaf and payload; withData false
-// skips decompressing the payload.
-func (l *Ledger) decodeValue(v []byte, withData bool) (leaf, data []byte, err error) {
-	if len(v) < 1 || v[0] != valueFormat {
-		return nil, nil, fmt.Errorf("%w: event value format %v", ErrCorrupt, v[:min(1, len(v))])
+// leafOf returns the leaf of a value stored under e/.
+func leafOf(v []byte) ([]byte, error) {
+	if len(v) < 1 || v[0] != leafFormat {
+		return nil, fmt.Errorf("%w: event leaf format %v", ErrCorrupt, v[:min(1, len(v))])
 	}
-	n, k := binary.Uvarint(v[1:])
-	if k <= 0 || n > uint64(len(v)-1-k) {
-		return nil, nil, fmt.Errorf("%w: event leaf length", ErrCorrupt)
+	return v[1:], nil
+}
+
+// decodePayload returns the document of a value stored under p/.
+func (l *Ledger) decodePayload(v []byte) ([]byte, error) {
+	if len(v) < 1 {
+		return nil, fmt.Errorf("%w: event payload missing", ErrCorrupt)
 	}
-	leaf = v[1+k : 1+k+int(n)]
-	rest := v[1+k+int(n):]
-	if !withData {
-		return leaf, nil, nil
-	}
-	if len(rest) < 1 {
-		return nil, nil, fmt.Errorf("%w: event payload missing", ErrCorrupt)
-	}
-	switch rest[0] {
+	switch v[0] {
 	case payloadRaw:
-		return leaf, append([]byte(nil), rest[1:]...), nil
+		return append([]byte(nil), v[1:]...), nil
 	case payloadZstd:
-		d, err := l.zdec.DecodeAll(rest[1:], nil)
+		d, err := l.zdec.DecodeAll(v[1:], nil)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: event payload: %v", ErrCorrupt, err)
+			return nil, fmt.Errorf("%w: event payload: %v", ErrCorrupt, err)
 		}
-		return leaf, d, nil
+		return d, nil
 	}
-	return nil, nil, fmt.Errorf("%w: event payload codec %d", ErrCorrupt, rest[0])
+	return nil, fmt.Errorf("%w: event payload codec %d", ErrCorrupt, v[0])
 }

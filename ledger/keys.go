@@ -14,7 +14,8 @@ var (
 	keyOrigin    = []byte("m/origin")    // checkpoint origin line
 	keySize      = []byte("m/size")      // u64 number of events (tree size)
 	keyLastTime  = []byte("m/last_time") // i64 AppendedAt of the last event, unix ns
-	prefixEvent  = []byte("e/")          // e/<seq>            → event value
+	prefixEvent  = []byte("e/")          // e/<seq>            → leaf format byte, leaf
+	prefixData   = []byte("p/")          // p/<seq>            → payload codec byte, document
 	prefixHash   = []byte("h/")          // h/<stored index>   → 32-byte tlog stored hash
 	prefixIdent  = []byte("i/")          // i/<kind code><id>  → seq u64 + sha256 of the document
 	prefixTask   = []byte("k/")          // k/<task><seq>      → empty: events of a task
@@ -52,6 +53,7 @@ func join(parts ...[]byte) []byte {
 }
 
 func eventKey(seq int64) []byte       { return join(prefixEvent, u64(uint64(seq))) }
+func dataKey(seq int64) []byte        { return join(prefixData, u64(uint64(seq))) }
 func hashKey(index int64) []byte      { return join(prefixHash, u64(uint64(index))) }
 func checkpointKey(size int64) []byte { return join(prefixCkpt, u64(uint64(size))) }
 func identKey(kind codec.Kind, id string) []byte {

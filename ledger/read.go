@@ -2,8 +2,10 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -20,11 +22,15 @@ func (l *Ledger) Event(seq int64, withData bool) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("event %d: %w", seq, err)
 	}
-	return l.decodeEvent(v, withData)
+	ev, err := decodeLeafValue(v)
+	if err != nil || !withData {
+		return ev, err
+	}
+	return ev, l.loadData(ev)
 }
 
-func (l *Ledger) decodeEvent(v []byte, withData bool) (*Event, error) {
-	leaf, data, err := l.decodeValue(v, withData)
+func decodeLeafValue(v []byte) (*Event, error) {
+	leaf, err := leafOf(v)
 	if err != nil {
 		return nil, err
 	}
@@ -32,8 +38,17 @@ func (l *Ledger) decodeEvent(v []byte, withData bool) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	ev.Data = data
 	return ev, nil
+}
+
+// loadData reads an event's document bytes into ev.Data.
+func (l *Ledger) loadData(ev *Event) error {
+	v, err := l.get(dataKey(ev.Seq))
+	if err != nil {
+		return fmt.Errorf("event %d document: %w", ev.Seq, err)
+	}
+	ev.Data, err = l.decodePayload(v)
+	return err
 }
 
 // Lookup finds the event of a document identity (a receipt_id, an AVIR
@@ -67,24 +82,119 @@ func (l *Ledger) LookupKind(kind codec.Kind, id string) (*Event, error) {
 }
 
 // Scan calls fn for events from seq `from` on, in order, until fn returns
-// false or an error. withData loads document bytes.
+// false or an error. withData loads document bytes. Leaves are decoded on
+// several goroutines ahead of fn.
 func (l *Ledger) Scan(from int64, withData bool, fn func(*Event) (bool, error)) error {
-	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: eventKey(max(from, 0)), UpperBound: prefixEnd(prefixEvent)})
-	if err != nil {
-		return err
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var dataIt *pebble.Iterator
+	if withData {
+		var err error
+		if dataIt, err = l.db.NewIter(&pebble.IterOptions{LowerBound: dataKey(max(from, 0)), UpperBound: prefixEnd(prefixData)}); err != nil {
+			return err
+		}
+		defer dataIt.Close()
+		dataIt.First()
 	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		ev, err := l.decodeEvent(it.Value(), withData)
+	return l.scanLeaves(ctx, from, func(ev *Event) (bool, error) {
+		if withData {
+			k := dataKey(ev.Seq)
+			if !dataIt.Valid() || !bytes.Equal(dataIt.Key(), k) {
+				if !dataIt.SeekGE(k) || !bytes.Equal(dataIt.Key(), k) {
+					return false, fmt.Errorf("%w: event %d has no document", ErrCorrupt, ev.Seq)
+				}
+			}
+			d, err := l.decodePayload(dataIt.Value())
+			if err != nil {
+				return false, err
+			}
+			ev.Data = d
+			dataIt.Next()
+		}
+		return fn(ev)
+	})
+}
+
+// scanLeaves reads leaves in order with one iterator, decodes them in
+// chunks on GOMAXPROCS goroutines, and hands the events to fn in order.
+func (l *Ledger) scanLeaves(ctx context.Context, from int64, fn func(*Event) (bool, error)) error {
+	const chunk = 512
+	type job struct {
+		raws [][]byte
+		evs  []*Event
+		err  error
+		done chan struct{}
+	}
+	workers := max(1, runtime.GOMAXPROCS(0))
+	jobs := make(chan *job, workers)
+	order := make(chan *job, 2*workers)
+	var readErr error
+	go func() { // reader
+		defer close(jobs)
+		defer close(order)
+		it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: eventKey(max(from, 0)), UpperBound: prefixEnd(prefixEvent)})
 		if err != nil {
-			return err
+			readErr = err
+			return
 		}
-		more, err := fn(ev)
-		if err != nil || !more {
-			return err
+		defer it.Close()
+		j := &job{done: make(chan struct{})}
+		send := func() bool {
+			select {
+			case order <- j:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				return false
+			}
+			j = &job{done: make(chan struct{})}
+			return true
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			j.raws = append(j.raws, append([]byte(nil), it.Value()...))
+			if len(j.raws) == chunk && !send() {
+				return
+			}
+		}
+		readErr = it.Error()
+		if len(j.raws) > 0 {
+			send()
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		go func() {
+			for j := range jobs {
+				j.evs = make([]*Event, len(j.raws))
+				for i, raw := range j.raws {
+					if j.evs[i], j.err = decodeLeafValue(raw); j.err != nil {
+						break
+					}
+				}
+				j.raws = nil
+				close(j.done)
+			}
+		}()
+	}
+	for j := range order {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if j.err != nil {
+			return j.err
+		}
+		for _, ev := range j.evs {
+			more, err := fn(ev)
+			if err != nil || !more {
+				return err
+			}
 		}
 	}
-	return it.Error()
+	return readErr
 }
 
 // FirstAt returns the sequence number of the first event appended at or

@@ -416,7 +416,8 @@ func (l *Ledger) writeEvent(b *pebble.Batch, ov *overlay, ev *Event, c *candidat
 		ov.hashes[base+int64(i)] = h
 		b.Set(hashKey(base+int64(i)), h[:], nil)
 	}
-	b.Set(eventKey(ev.Seq), encodeValue(leaf, c.payload), nil)
+	b.Set(eventKey(ev.Seq), encodeLeafValue(leaf), nil)
+	b.Set(dataKey(ev.Seq), c.payload, nil)
 	iv := identValue{seq: ev.Seq, digest: ev.Digest, position: ev.Position, agent: ev.Subject}
 	if ev.Kind != codec.KindVRF {
 		iv.position, iv.agent = -1, ""

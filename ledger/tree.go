@@ -83,7 +83,7 @@ func (l *Ledger) ProveInclusion(seq, n int64) (*InclusionProof, error) {
 	if err != nil {
 		return nil, fmt.Errorf("event %d: %w", seq, err)
 	}
-	leaf, _, err := l.decodeValue(v, false)
+	leaf, err := leafOf(v)
 	if err != nil {
 		return nil, err
 	}
