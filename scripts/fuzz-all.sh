@@ -2,16 +2,19 @@
 # Runs every Go fuzz target in the module for a fixed time each, then copies
 # the inputs the fuzzer found interesting from the Go cache into the
 # package's testdata/fuzz/<Target>/, where plain `go test` replays them.
-# Usage: scripts/fuzz-all.sh [FUZZTIME] [PARALLEL]   (default 30s, all cores)
+# Usage: scripts/fuzz-all.sh [FUZZTIME] [PARALLEL] [PACKAGE-REGEX]
+#   (default 30s, all cores, every package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${1:-30s}
 parallel=${2:-0}
+only=${3:-.}
 module=$(go list -m)
 cache=$(go env GOCACHE)/fuzz
 status=0
 while IFS= read -r file; do
   dir=$(dirname "$file")
+  [[ "$dir" =~ $only ]] || continue
   pkg="$module/${dir#./}"
   for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$file" | awk '{print $2}'); do
     echo "== $dir $target ($fuzztime)"
@@ -25,7 +28,8 @@ while IFS= read -r file; do
       dst="$dir/testdata/fuzz/$target"
       mkdir -p "$dst"
       # Keep the corpus reviewable: the 400 smallest inputs.
-      ls -S -r "$src" | head -n 400 | while read -r f; do cp "$src/$f" "$dst/$f"; done
+      mapfile -t inputs < <(ls -S -r "$src" | head -n 400)
+      for f in "${inputs[@]}"; do cp "$src/$f" "$dst/$f"; done
       echo "   corpus: $(ls "$dst" | wc -l) inputs in $dst"
     fi
   done
