@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/proofledger/ledger/ledger"
 )
 
 // ErrCorrupt is wrapped by errors about projection values that do not decode.
@@ -138,14 +140,5 @@ func join(parts ...[]byte) []byte {
 	return out
 }
 
-// prefixEnd returns the smallest key greater than every key with prefix p.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}
+// prefixEnd is the exclusive upper bound of a scan of prefix p.
+func prefixEnd(p []byte) []byte { return ledger.PrefixEnd(p) }

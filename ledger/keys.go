@@ -67,7 +67,10 @@ func timeKey(t int64, seq int64) []byte {
 	return join(prefixTime, u64(uint64(t)^(1<<63)), u64(uint64(seq)))
 }
 
-// prefixEnd returns the smallest key greater than every key with prefix p.
+// PrefixEnd returns the smallest key greater than every key with prefix p
+// (nil when there is none): the exclusive upper bound of a prefix scan.
+func PrefixEnd(p []byte) []byte { return prefixEnd(p) }
+
 func prefixEnd(p []byte) []byte {
 	end := append([]byte(nil), p...)
 	for i := len(end) - 1; i >= 0; i-- {
