@@ -30,8 +30,8 @@ type sampleDoc struct {
 }
 
 // bigLedger builds the --events ledger of small receipts through the real
-// append path and measures replay checks, lookups, inclusion proofs and
-// bytes on disk at that size.
+// append path and measures replay checks, lookups, reputation queries,
+// inclusion proofs and bytes on disk at that size.
 func (b *bench) bigLedger(ctx context.Context) error {
 	n := b.sizes.Events
 	cfg := ledgertest.Config{
@@ -53,6 +53,13 @@ func (b *bench) bigLedger(ctx context.Context) error {
 	}
 	if err := b.replayAndLookups(ctx, dir, keys, sample); err != nil {
 		return err
+	}
+	norm, err := cfg.Normalized()
+	if err != nil {
+		return err
+	}
+	if err := b.reputation(ctx, dir, norm.Start.Add(norm.Span)); err != nil {
+		return fmt.Errorf("reputation: %w", err)
 	}
 	if err := b.proofLimits(ctx); err != nil {
 		return err

@@ -46,7 +46,7 @@ func TestBenchQuick(t *testing.T) {
 	}
 	work := t.TempDir()
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
-	stdout, stderr, code := runBenchCommand(t, "--quick", "--events", "600", "--appenders", "8", "--json", jsonPath, "--dir", work)
+	stdout, stderr, code := runBenchCommand(t, "--quick", "--events", "600", "--bundles", "1200,300", "--appenders", "8", "--json", jsonPath, "--dir", work)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -70,6 +70,14 @@ func TestBenchQuick(t *testing.T) {
 		}
 	}
 	want = append(want, "disk.pebble_sync.build.events=600")
+	want = append(want, "reputation.agent", "reputation.agent.since_30d", "reputation.ranking", "reputation.ranking.since_30d")
+	for _, n := range []string{"300", "1200"} {
+		at := ".bundles=" + n
+		want = append(want, "scorecard.since_30d"+at, "scorecard.since_30d"+at+".open", "trend.day"+at, "trend.week"+at, "trend.month"+at)
+	}
+	want = append(want, "rebuild.events=1200") // on the biggest bundle ledger only
+	// The goals, and only those, are beside their figures.
+	goals := map[string]float64{"reputation.agent": 1, "reputation.agent.since_30d": 1, "rebuild.events=1200": 200_000}
 	got := map[string]figure{}
 	for _, f := range rep.Figures {
 		if _, dup := got[f.Name]; dup {
@@ -81,6 +89,14 @@ func TestBenchQuick(t *testing.T) {
 		}
 		if f.Better != "higher" && f.Better != "lower" {
 			t.Errorf("figure %s: better %q", f.Name, f.Better)
+		}
+		if g := goals[f.Name]; f.Goal != g || (g > 0) != (f.GoalMet != nil) || (g > 0) != (f.GoalName != "") {
+			t.Errorf("figure %s: goal %v (%q, met %v), want %v", f.Name, f.Goal, f.GoalName, f.GoalMet, g)
+		}
+	}
+	for _, name := range []string{"scorecard.since_30d.bundles=300", "trend.day.bundles=1200", "reputation.agent"} {
+		if f := got[name]; f.Unit != "ms" || f.Better != "lower" {
+			t.Errorf("figure %s: unit %q, better %q: want a latency in ms, lower is better", name, f.Unit, f.Better)
 		}
 	}
 	for _, name := range want {
@@ -95,7 +111,7 @@ func TestBenchQuick(t *testing.T) {
 	if m.GOMAXPROCS <= 0 || m.GOOS == "" || m.GOARCH == "" || !strings.HasPrefix(m.GoVersion, "go") {
 		t.Errorf("machine %+v", m)
 	}
-	if rep.Sizes.Events != 600 || rep.Sizes.Appenders != 8 {
+	if rep.Sizes.Events != 600 || rep.Sizes.Appenders != 8 || fmt.Sprint(rep.Sizes.Bundles) != "[300 1200]" {
 		t.Errorf("sizes %+v", rep.Sizes)
 	}
 	for _, f := range rep.Facts {
@@ -108,6 +124,9 @@ func TestBenchQuick(t *testing.T) {
 			t.Errorf("table lacks %s", name)
 		}
 	}
+	if !strings.Contains(stdout, "GOAL") || !strings.Contains(stdout, "< 1.00 ms: ") {
+		t.Errorf("table lacks the goals:\n%s", stdout)
+	}
 	// The work directory is left empty: every ledger and store is removed.
 	if left, _ := os.ReadDir(work); len(left) != 0 {
 		t.Errorf("work directory not cleaned: %v", left)
@@ -117,6 +136,11 @@ func TestBenchQuick(t *testing.T) {
 func TestBenchUsage(t *testing.T) {
 	if _, _, code := runBenchCommand(t, "--events", "3"); code != exitUsage {
 		t.Errorf("--events 3: exit %d, want %d", code, exitUsage)
+	}
+	for _, bundles := range []string{"50", "1000,x", ""} {
+		if _, _, code := runBenchCommand(t, "--bundles", bundles); code != exitUsage {
+			t.Errorf("--bundles %q: exit %d, want %d", bundles, code, exitUsage)
+		}
 	}
 	if _, _, code := runBenchCommand(t, "extra"); code != exitUsage {
 		t.Errorf("extra argument: exit %d, want %d", code, exitUsage)

@@ -39,10 +39,20 @@ func benchCommand(e *env) *cli.Command {
 			"                 present keys in the same store)\n" +
 			"  proof.*        ledger.ProveInclusion and InclusionProof.Verify at that size (limit: bare\n" +
 			"                 tlog.ProveRecord / CheckRecord on an in-memory hash store of the same size)\n" +
-			"  disk.bytes_per_event  directory size after flush and compaction (limit: raw document bytes)\n\n" +
+			"  disk.bytes_per_event  directory size after flush and compaction (limit: raw document bytes)\n" +
+			"  reputation.*   index.Agent of one agent (all time, --since 30d) and index.Agents on the big ledger\n" +
+			"                 (limit: the same keys read from the bare Pebble store)\n" +
+			"  scorecard.*    `scorecard --since 30d` on witness-bundle ledgers of each --bundles size, spread over\n" +
+			"                 180 days, built through the real append path (limit: the same rollup and edge keys\n" +
+			"                 read with a bare Pebble iterator; .open adds opening the ledger, as the command does)\n" +
+			"  trend.*        the trend by day, week and month over the whole span (limit: the same keys, bare)\n" +
+			"  rebuild.*      ledger.Rebuild of the biggest bundle ledger (limit: a bare scan of its leaves)\n" +
+			"The projections figures also show the issue's goals (100 ms for the 30-day scorecard of 1M\n" +
+			"bundles, 1 ms for one agent's reputation, 200k events/s for rebuild), met or not.\n\n" +
 			"Machines are shared and noisy: read the ratios, not the absolute values. Progress goes to stderr.",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "events", Usage: "size of the big ledger for the replay and proof figures", Value: 1_000_000},
+			&cli.IntFlag{Name: "events", Usage: "size of the big ledger for the replay, proof and reputation figures", Value: 1_000_000},
+			&cli.StringFlag{Name: "bundles", Usage: "comma-separated sizes of the witness-bundle ledgers for the scorecard, trend and rebuild figures", Value: "10000,100000,1000000"},
 			&cli.BoolFlag{Name: "quick", Usage: "small sizes and short measurements, so the run takes seconds"},
 			&cli.StringFlag{Name: "json", Usage: "also write every figure and the machine to this JSON `FILE`"},
 			&cli.StringFlag{Name: "dir", Usage: "work directory (default: a temporary directory, removed afterwards)"},
@@ -67,6 +77,14 @@ func benchCommand(e *env) *cli.Command {
 			if opts.Events < 16 || opts.Appenders < 1 {
 				return usageErrorf("bench: --events must be at least 16 and --appenders at least 1")
 			}
+			bundles := c.String("bundles")
+			if !c.IsSet("bundles") && opts.Quick {
+				bundles = "400,1600"
+			}
+			var err error
+			if opts.Bundles, err = parseBundleSizes(bundles); err != nil {
+				return usageErrorf("bench: %v", err)
+			}
 			return runBench(c.Context, e, opts)
 		},
 	}
@@ -75,6 +93,7 @@ func benchCommand(e *env) *cli.Command {
 // benchOptions are the flags of `ledger bench`.
 type benchOptions struct {
 	Events    int
+	Bundles   []int // sizes of the witness-bundle ledgers, ascending
 	Quick     bool
 	JSONPath  string
 	Dir       string
@@ -93,13 +112,20 @@ type benchSizes struct {
 	BuildPerCall int           `json:"build_docs_per_call"` // documents per Append call while building
 	DiskReplay   int           `json:"disk_limit_events"`   // events replayed for the build's disk limit
 	Sample       int           `json:"sample_docs"`         // documents kept for replay and lookup
-	Trials       int           `json:"ingest_trials"`       // attempts per ingest run; the fastest is reported
+	Trials       int           `json:"ingest_trials"`       // attempts per ingest run (and rebuild); the fastest is reported
 	Seed         uint64        `json:"seed"`
+	// Bundles are the sizes of the witness-bundle ledgers of the scorecard,
+	// trend and rebuild figures; their bundles' creation times spread over
+	// BundleSpanDays, with text sections scaled by BundleTextScale.
+	Bundles         []int   `json:"bundle_ledgers"`
+	BundleSpanDays  float64 `json:"bundle_span_days"`
+	BundleTextScale float64 `json:"bundle_text_scale"`
 }
 
 func (o benchOptions) sizes() benchSizes {
 	s := benchSizes{Measure: 3 * time.Second, SingleDocs: 2000, ConcDocs: 20000, Appenders: o.Appenders,
-		Events: o.Events, BuildPerCall: 16, DiskReplay: 200_000, Sample: 4096, Trials: 2, Seed: o.Seed}
+		Events: o.Events, BuildPerCall: 16, DiskReplay: 200_000, Sample: 4096, Trials: 2, Seed: o.Seed,
+		Bundles: o.Bundles, BundleSpanDays: bundleSpan.Hours() / 24, BundleTextScale: bundleTextScale}
 	if o.Quick {
 		s.Measure, s.SingleDocs, s.ConcDocs, s.DiskReplay, s.Sample, s.Trials = 150*time.Millisecond, 12, 160, 2000, 256, 1
 	}
@@ -110,7 +136,10 @@ func (o benchOptions) sizes() benchSizes {
 }
 
 // figure is one measured value beside its limit. Ratio is Value/Limit;
-// Better says which way is good ("higher" for rates, "lower" for bytes).
+// Better says which way is good ("higher" for rates, "lower" for bytes
+// and latencies). A figure the issue set a goal for carries it: Goal in
+// the figure's unit, GoalMet whether Value reaches it (below it when lower
+// is better, at least it when higher is).
 type figure struct {
 	Name      string  `json:"name"`
 	Value     float64 `json:"value"`
@@ -119,6 +148,9 @@ type figure struct {
 	LimitName string  `json:"limit_name"`
 	Ratio     float64 `json:"ratio"`
 	Better    string  `json:"better"`
+	Goal      float64 `json:"goal,omitempty"`
+	GoalName  string  `json:"goal_name,omitempty"`
+	GoalMet   *bool   `json:"goal_met,omitempty"`
 	Note      string  `json:"note,omitempty"`
 }
 
@@ -142,12 +174,17 @@ type machine struct {
 
 // benchReport is the whole result, as --json writes it.
 type benchReport struct {
-	Started time.Time  `json:"started"`
-	Seconds float64    `json:"duration_seconds"`
-	Machine machine    `json:"machine"`
-	Sizes   benchSizes `json:"sizes"`
-	Figures []figure   `json:"figures"`
-	Facts   []fact     `json:"facts"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"duration_seconds"`
+	// LoadStart and LoadEnd are the 1, 5 and 15 minute load averages
+	// (/proc/loadavg) when the run started and ended: other work on the
+	// machine shows there.
+	LoadStart string     `json:"loadavg_start,omitempty"`
+	LoadEnd   string     `json:"loadavg_end,omitempty"`
+	Machine   machine    `json:"machine"`
+	Sizes     benchSizes `json:"sizes"`
+	Figures   []figure   `json:"figures"`
+	Facts     []fact     `json:"facts"`
 }
 
 // bench is one run of `ledger bench`.
@@ -180,7 +217,7 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 		work:     work,
 		log:      e.log,
 		progress: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		rep:      &benchReport{Started: time.Now().UTC(), Machine: describeMachine()},
+		rep:      &benchReport{Started: time.Now().UTC(), LoadStart: loadAverage(), Machine: describeMachine()},
 	}
 	b.rep.Sizes = b.sizes
 	start := time.Now()
@@ -188,6 +225,7 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 		return exitf(exitInternal, "bench: %v", err)
 	}
 	b.rep.Seconds = time.Since(start).Seconds()
+	b.rep.LoadEnd = loadAverage()
 	printReport(e.stdout, b.rep)
 	if opts.JSONPath != "" {
 		data, err := json.MarshalIndent(b.rep, "", "  ")
@@ -203,7 +241,8 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 }
 
 // run measures everything in order: the CPU limits, the ingest runs with
-// their disk limits, then the big ledger.
+// their disk limits, the big ledger (with the reputation figures), then the
+// witness-bundle ledgers of the scorecard, trend and rebuild figures.
 func (b *bench) run(ctx context.Context) error {
 	steps := []struct {
 		name string
@@ -212,6 +251,7 @@ func (b *bench) run(ctx context.Context) error {
 		{"cpu limits", b.cpuLimits},
 		{"ingest", b.ingestAll},
 		{"big ledger", b.bigLedger},
+		{"projections", b.projections},
 	}
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
@@ -231,6 +271,13 @@ func (b *bench) add(f figure) {
 	}
 	if f.Better == "" {
 		f.Better = "higher"
+	}
+	if f.Goal > 0 {
+		met := f.Value >= f.Goal
+		if f.Better == "lower" {
+			met = f.Value < f.Goal
+		}
+		f.GoalMet = &met
 	}
 	b.rep.Figures = append(b.rep.Figures, f)
 	b.progress.Info("figure", "name", f.Name, "value", round3(f.Value), "unit", f.Unit, "limit", round3(f.Limit), "ratio", round3(f.Ratio))
@@ -297,19 +344,48 @@ func describeMachine() machine {
 	return m
 }
 
+// loadAverage returns the 1, 5 and 15 minute load averages from
+// /proc/loadavg, or "" where there is none.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
 // printReport writes the readable table: figure, value, unit, limit,
-// ratio, then the facts.
+// ratio, the issue's goal where there is one, then the facts.
 func printReport(w io.Writer, r *benchReport) {
 	m := r.Machine
-	fmt.Fprintf(w, "ledger bench: %s, %s/%s, GOMAXPROCS %d, %s, %.0f s\n\n", m.CPUModel, m.GOOS, m.GOARCH, m.GOMAXPROCS, m.GoVersion, r.Seconds)
+	fmt.Fprintf(w, "ledger bench: %s, %s/%s, GOMAXPROCS %d, %s, %.0f s\n", m.CPUModel, m.GOOS, m.GOARCH, m.GOMAXPROCS, m.GoVersion, r.Seconds)
+	if r.LoadStart != "" {
+		fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadStart, r.LoadEnd)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FIGURE\tVALUE\tUNIT\tLIMIT\tRATIO\tLIMIT IS")
+	fmt.Fprintln(tw, "FIGURE\tVALUE\tUNIT\tLIMIT\tRATIO\tGOAL\tLIMIT IS")
 	for _, f := range r.Figures {
 		ratio := fmt.Sprintf("%.3f", f.Ratio)
 		if f.Better == "lower" {
 			ratio += " (lower is better)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, human(f.Value), f.Unit, human(f.Limit), ratio, f.LimitName)
+		goal := "-"
+		if f.GoalMet != nil {
+			op, verdict := ">=", "met"
+			if f.Better == "lower" {
+				op = "<"
+			}
+			if !*f.GoalMet {
+				verdict = "NOT MET"
+			}
+			goal = fmt.Sprintf("%s %s %s: %s", op, human(f.Goal), f.Unit, verdict)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, human(f.Value), f.Unit, human(f.Limit), ratio, goal, f.LimitName)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -2,6 +2,7 @@ package ledgertest
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -208,24 +209,71 @@ func (g *generator) buildBundle(j *job, r *rand.Rand) ([]byte, error) {
 			b.HasSpec = false
 		}
 	}
-	if b.HasSpec {
-		b.Spec = specText(tr, rp)
-	}
-	if b.HasPlan {
-		b.Plan = planText(r, rp)
-	}
-	if b.HasDiff {
-		b.Diff = diffText(r, rp, int(logNormal(r, 5<<10, 0.8, 1<<10, 30<<10)))
-	}
-	if b.HasTestLog {
-		b.TestLog = testLogText(r, rp, int(logNormal(r, 2<<10, 0.8, 512, 10<<10)), solved)
-	}
-	if b.HasPostmortem {
-		b.Postmortem = postmortemText(r, rp, outcome.String(), int(bp.retry))
+	// The text sections come last, so that TextScale, which changes how
+	// many draws they take from r, changes nothing above.
+	if s := cfg.TextScale; s != 1 {
+		scaledSections(b, r, tr, rp, s, outcome.String(), int(bp.retry), solved)
+	} else {
+		if b.HasSpec {
+			b.Spec = specText(tr, rp)
+		}
+		if b.HasPlan {
+			b.Plan = planText(r, rp)
+		}
+		if b.HasDiff {
+			b.Diff = diffText(r, rp, int(logNormal(r, 5<<10, 0.8, 1<<10, 30<<10)))
+		}
+		if b.HasTestLog {
+			b.TestLog = testLogText(r, rp, int(logNormal(r, 2<<10, 0.8, 512, 10<<10)), solved)
+		}
+		if b.HasPostmortem {
+			b.Postmortem = postmortemText(r, rp, outcome.String(), int(bp.retry))
+		}
 	}
 	data, err := rvww.Encode(b, g.keys.HMAC.Secret)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", uuidString(bp.task), err)
 	}
 	return data, nil
+}
+
+// scaledSections fills b's text sections at scale s (Config.TextScale, not
+// 1): the sizes the default draws, times s. DIFF and TEST_LOG are made at
+// the scaled size; SPEC, PLAN and POSTMORTEM, whose size the default does
+// not draw, are cut or repeated to it.
+func scaledSections(b *rvww.Bundle, r, tr *rand.Rand, rp repo, s float64, outcome string, retry int, solved bool) {
+	scaled := func(n int) int { return max(1, int(math.Round(float64(n)*s))) }
+	if b.HasSpec {
+		spec := specText(tr, rp)
+		b.Spec = fitText(spec, scaled(len(spec)))
+	}
+	if b.HasPlan {
+		plan := planText(r, rp)
+		b.Plan = fitText(plan, scaled(len(plan)))
+	}
+	if b.HasDiff {
+		n := scaled(int(logNormal(r, 5<<10, 0.8, 1<<10, 30<<10)))
+		b.Diff = fitText(diffText(r, rp, n), n)
+	}
+	if b.HasTestLog {
+		n := scaled(int(logNormal(r, 2<<10, 0.8, 512, 10<<10)))
+		b.TestLog = fitText(testLogText(r, rp, n, solved), n)
+	}
+	if b.HasPostmortem {
+		pm := postmortemText(r, rp, outcome, retry)
+		b.Postmortem = fitText(pm, scaled(len(pm)))
+	}
+}
+
+// fitText returns text cut to n bytes, or repeated until it is n bytes
+// long. The generated text is ASCII, so a cut never splits a character.
+func fitText(text []byte, n int) []byte {
+	if len(text) == 0 || n <= len(text) {
+		return text[:min(n, len(text))]
+	}
+	out := make([]byte, 0, n)
+	for len(out) < n {
+		out = append(out, text[:min(len(text), n-len(out))]...)
+	}
+	return out
 }

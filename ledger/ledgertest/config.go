@@ -73,6 +73,16 @@ type Config struct {
 	// Incomplete is the fraction of solved bundles that lack one of SPEC,
 	// DIFF or TEST_LOG (default 0.05).
 	Incomplete float64
+	// TextScale scales the size of the bundles' text sections (SPEC, PLAN,
+	// DIFF, TEST_LOG, POSTMORTEM): default 1, at most MaxTextScale; a
+	// section keeps at least one byte. A bundle's header, trace and the
+	// sections it has do not depend on TextScale, so the scorecard of a
+	// corpus is the same at any scale: 0.05 makes compact bundles (about
+	// 1.7 KB, mostly trace, instead of about 10 KB) for benchmarks of the
+	// projections, which need many bundles but not their text. The default scale leaves every
+	// document byte-identical to what the generator made before the knob
+	// existed.
+	TextScale float64
 
 	// Systems is the number of AVIR systems under test (default 4, at most
 	// 8) and Versions the number of versions of each (default 3, at most
@@ -101,6 +111,9 @@ const (
 	defaultSystems      = 4
 	defaultVersions     = 3
 )
+
+// MaxTextScale is the largest Config.TextScale.
+const MaxTextScale = 100
 
 // DefaultStart returns the time of the first document when Config.Start is
 // zero: 2026-01-05T09:00:00Z.
@@ -161,6 +174,9 @@ func (c Config) Normalized() (Config, error) {
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
+	if c.TextScale == 0 {
+		c.TextScale = 1
+	}
 	c.AgentSkew = frac(c.AgentSkew, 0.8)
 	c.SignerSwitch = frac(c.SignerSwitch, 0.1)
 	c.Unchained = frac(c.Unchained, 0.1)
@@ -182,6 +198,8 @@ func (c Config) Normalized() (Config, error) {
 		return c, fmt.Errorf("ledgertest: details per receipt %d..%d: want 1 <= min <= max <= %d", c.MinDetails, c.MaxDetails, maxDetailsLimit)
 	case c.Systems > len(systemNames) || c.Versions > len(versionNames):
 		return c, fmt.Errorf("ledgertest: at most %d systems of %d versions", len(systemNames), len(versionNames))
+	case !(c.TextScale > 0 && c.TextScale <= MaxTextScale):
+		return c, fmt.Errorf("ledgertest: TextScale is %v, want more than 0 and at most %d", c.TextScale, MaxTextScale)
 	}
 	for _, f := range []struct {
 		name string

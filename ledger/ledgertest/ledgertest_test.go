@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -357,6 +359,65 @@ func TestConfigErrors(t *testing.T) {
 	c := generate(t, ledgertest.Config{Seed: 1})
 	if st := c.Stats(); st.Docs[codec.KindVRF] != 200 || st.Docs[codec.KindRVWW] != 100 || st.Docs[codec.KindAVIRAttestation] != 20 {
 		t.Errorf("default corpus: %v", st.Docs)
+	}
+}
+
+// TestTextScale checks that TextScale changes the bundles' text sections
+// only: at 0.05 and at 3 every bundle has the same identity, header
+// (except its total size), trace and set of sections as at the default
+// scale, verifies with the corpus key, and the corpus is smaller or
+// bigger. Out-of-range scales are refused.
+func TestTextScale(t *testing.T) {
+	base := ledgertest.Config{Seed: 9, Bundles: 300, Workers: 3}
+	ref := generate(t, base)
+	refBytes := ref.Stats().Bytes[codec.KindRVWW]
+	ins := newInspector(t)
+	for _, scale := range []float64{0.05, 3} {
+		cfg := base
+		cfg.TextScale = scale
+		c := generate(t, cfg)
+		if len(c.Docs) != len(ref.Docs) {
+			t.Fatalf("scale %v: %d documents, want %d", scale, len(c.Docs), len(ref.Docs))
+		}
+		for i, d := range c.Docs {
+			r := ref.Docs[i]
+			if d.ID != r.ID || d.Name != r.Name || !d.Time.Equal(r.Time) || !d.Arrival.Equal(r.Arrival) {
+				t.Fatalf("scale %v: document %d is %s %s, want %s %s", scale, i, d.Name, d.ID, r.Name, r.ID)
+			}
+			if res := ins.Inspect(d.Data, inspect.Options{HMACKeys: c.Keys.HMACKeys()}); !res.Valid() {
+				t.Fatalf("scale %v: %s: %v %v", scale, d.Name, res.Status, res.Findings)
+			}
+			got, err := rvww.Decode(d.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := rvww.Decode(r.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gh, wh := got.Header, want.Header
+			gh.TotalSize, wh.TotalSize = 0, 0
+			for _, calls := range [][]rvww.ToolCall{got.Calls, want.Calls} {
+				for k := range calls {
+					calls[k].Offset = 0 // byte offsets move with the sections before the trace
+				}
+			}
+			if gh != wh || !reflect.DeepEqual(got.Calls, want.Calls) ||
+				[5]bool{got.HasSpec, got.HasPlan, got.HasDiff, got.HasTestLog, got.HasPostmortem} !=
+					[5]bool{want.HasSpec, want.HasPlan, want.HasDiff, want.HasTestLog, want.HasPostmortem} {
+				t.Fatalf("scale %v: %s: header, trace or sections differ from the default scale's", scale, d.Name)
+			}
+		}
+		size := c.Stats().Bytes[codec.KindRVWW]
+		if scale < 1 && size*3 > refBytes || scale > 1 && size < 2*refBytes {
+			t.Errorf("scale %v: %d bytes of bundles, %d at the default scale", scale, size, refBytes)
+		}
+		t.Logf("scale %v: %.0f bytes per bundle (default %.0f)", scale, float64(size)/float64(len(c.Docs)), float64(refBytes)/float64(len(ref.Docs)))
+	}
+	for _, s := range []float64{-1, math.NaN(), ledgertest.MaxTextScale + 1} {
+		if _, err := ledgertest.Generate(ledgertest.Config{Bundles: 1, TextScale: s}); err == nil {
+			t.Errorf("TextScale %v: no error", s)
+		}
 	}
 }
 
