@@ -3,9 +3,14 @@ package index
 import (
 	"context"
 	"flag"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/ledger"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 )
@@ -94,4 +99,77 @@ func BenchmarkReputationAgent(b *testing.B) {
 		}
 	})
 	b.Logf("busiest agent %s: %d receipts of %d", busiest.Subject, busiest.Receipts(), *benchReceipts)
+}
+
+var (
+	benchIngestDocs      = flag.Int("index.ingest", 20_000, "documents BenchmarkIngest appends per iteration")
+	benchIngestAppenders = flag.Int("index.appenders", 64, "concurrent appenders of BenchmarkIngest")
+)
+
+// BenchmarkIngest appends -index.ingest documents of each kind, one per
+// Append call, from -index.appenders goroutines into a fresh ledger with
+// the index projections, as `ledger bench` does, and reports events per
+// second. It exists to profile the append path
+// (go test ./index -run '^$' -bench Ingest -cpuprofile cpu.out);
+// `ledger bench` gives the figures against their limits.
+func BenchmarkIngest(b *testing.B) {
+	for _, kind := range []struct {
+		name string
+		cfg  ledgertest.Config
+	}{
+		{"vrf", ledgertest.Config{Seed: 3, Receipts: *benchIngestDocs, Agents: 8 * *benchIngestAppenders, AgentSkew: -1}},
+		{"rvww", ledgertest.Config{Seed: 3, Bundles: *benchIngestDocs}},
+	} {
+		b.Run(kind.name, func(b *testing.B) {
+			corpus, err := ledgertest.Generate(kind.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			opts := ledger.AppendOptions{HMACKeys: corpus.Keys.HMACKeys(), TrustedSigners: corpus.Keys.TrustedSigners()}
+			lanes := make([][]ledgertest.Doc, *benchIngestAppenders)
+			for _, d := range corpus.Docs {
+				k := d.Index % len(lanes)
+				if d.Kind == codec.KindVRF {
+					k = int(xxhash.Sum64String(d.Subject) % uint64(len(lanes)))
+				}
+				lanes[k] = append(lanes[k], d)
+			}
+			b.ReportAllocs()
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				l := openBench(b)
+				before := cpuTime()
+				b.StartTimer()
+				var wg sync.WaitGroup
+				for _, docs := range lanes {
+					wg.Go(func() {
+						for _, d := range docs {
+							out, err := l.AppendWithRetry(context.Background(), []ledger.Submission{{Name: d.Name, Data: d.Data, Arrival: d.Arrival}}, opts)
+							if err != nil || out[0].Status != ledger.StatusAppended {
+								b.Errorf("%s: %v %+v", d.Name, err, out)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				cpu += cpuTime() - before
+				l.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(len(corpus.Docs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(len(corpus.Docs)*b.N), "cpu-µs/event")
+		})
+	}
+}
+
+// cpuTime is the CPU time, user and system, the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

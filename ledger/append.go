@@ -131,11 +131,20 @@ func (l *Ledger) Append(ctx context.Context, subs []Submission, opts AppendOptio
 				if i >= len(subs) {
 					return
 				}
+				select {
+				case l.prep <- struct{}{}:
+				case <-ctx.Done():
+					return // Append reports ctx.Err()
+				}
 				prepared[i], out[i] = l.prepare(i, subs[i], iopts, opts, now)
+				<-l.prep
 			}
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var cands []*candidate
 	for _, c := range prepared {
 		if c != nil {
@@ -218,7 +227,7 @@ func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Append
 		arrival = now
 	}
 	c := &candidate{idx: i, sub: s, res: res, kind: res.Kind, id: res.ID, digest: digest, arrival: arrival, position: -1,
-		payload: l.encodePayload(s.Data)}
+		payload: encodePayload(s.Data)}
 	switch {
 	case res.Receipt != nil:
 		r := res.Receipt

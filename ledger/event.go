@@ -228,23 +228,18 @@ func (r *leafReader) time(key string, required bool) time.Time {
 //	e/<seq>  byte 1 (leaf format), then the leaf
 //	p/<seq>  byte payload codec (0 raw, 1 zstd), then the document bytes
 const (
-	leafFormat   = 1
-	payloadRaw   = 0
-	payloadZstd  = 1
-	compressFrom = 512 // documents shorter than this are stored raw
+	leafFormat  = 1
+	payloadRaw  = 0
+	payloadZstd = 1 // written by versions before 2026-11; read still
 )
 
 // encodePayload returns a document as stored under p/: the codec byte and
-// the document, zstd-compressed when that saves at least 10%. It runs
-// before the sequencer, on the appender's goroutine.
-func (l *Ledger) encodePayload(data []byte) []byte {
-	if len(data) >= compressFrom {
-		z := l.zenc.EncodeAll(data, make([]byte, 1, 1+len(data)/2))
-		if len(z)-1 < len(data)*9/10 {
-			z[0] = payloadZstd
-			return z
-		}
-	}
+// the document. Documents are stored raw: compressing each one on the
+// append path cost more CPU than verifying its signature, and Pebble
+// compresses whole blocks of documents with zstd at the bottom of the LSM
+// (see pebbleOptions), which also finds what similar documents share.
+// Payloads written zstd-compressed by earlier versions still read.
+func encodePayload(data []byte) []byte {
 	out := make([]byte, 1+len(data))
 	out[0] = payloadRaw
 	copy(out[1:], data)

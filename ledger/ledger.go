@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -145,11 +146,15 @@ type Ledger struct {
 	proj   []Projector
 	ins    *inspect.Inspector
 
-	zenc *zstd.Encoder
 	zdec *zstd.Decoder
 
-	queue  chan *appendRequest
-	syncq  chan *inflight
+	queue chan *appendRequest
+	syncq chan *inflight
+	// prep holds one token per core: decoding and verifying take one, so
+	// that however many callers append at once, the sequencer and syncer
+	// goroutines find a core instead of queueing behind them.
+	prep   chan struct{}
+	stale  atomic.Bool // an interrupted rebuild left the projections incomplete (see projectionsStale)
 	maxB   int
 	closed chan struct{}
 	wg     sync.WaitGroup
@@ -198,10 +203,6 @@ func Open(dir string, opts Options) (*Ledger, error) {
 		db.Close()
 		return nil, err
 	}
-	if l.zenc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault)); err != nil {
-		db.Close()
-		return nil, err
-	}
 	if l.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30)); err != nil {
 		db.Close()
 		return nil, err
@@ -226,6 +227,7 @@ func Open(dir string, opts Options) (*Ledger, error) {
 			l.maxB = 4096
 		}
 		l.queue = make(chan *appendRequest, qs)
+		l.prep = make(chan struct{}, runtime.GOMAXPROCS(0))
 		l.syncq = make(chan *inflight, 4)
 		l.wg.Add(2)
 		go l.sequence()
@@ -269,6 +271,9 @@ func (l *Ledger) load() error {
 	}
 	l.size = int64(binary.BigEndian.Uint64(sz))
 	l.durable.Store(l.size)
+	if err := l.loadStale(); err != nil {
+		return err
+	}
 	if lt, err := l.get(keyLastTime); err == nil && len(lt) == 8 {
 		l.lastT = int64(binary.BigEndian.Uint64(lt))
 	}
@@ -311,9 +316,6 @@ func (l *Ledger) Close() error {
 }
 
 func (l *Ledger) closeStore() error {
-	if l.zenc != nil {
-		l.zenc.Close()
-	}
 	if l.zdec != nil {
 		l.zdec.Close()
 	}
@@ -345,10 +347,14 @@ func pebbleOptions(logger *slog.Logger) *pebble.Options {
 		Logger:             pebbleLogger{logger},
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       64 << 20,
+		CacheSize:          256 << 20,
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	// MinLZ on the upper levels, zstd level 1 on the bottom two, where
+	// nearly all the documents end up.
+	o.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
 	o.EnsureDefaults()
 	return o
 }

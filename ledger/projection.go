@@ -58,13 +58,26 @@ func (s *Snapshot) Range(lower, upper []byte, fn func(k, v []byte) (bool, error)
 // Close releases the snapshot.
 func (s *Snapshot) Close() error { return s.s.Close() }
 
-// projectionsStale reports whether a rebuild was interrupted.
+// projectionsStale reports whether a rebuild was interrupted. The flag is
+// read from the store when the ledger opens and kept by Rebuild, the only
+// writer of the mark (Pebble's lock keeps other processes out), so the
+// sequencer checks it without a read per batch.
 func (l *Ledger) projectionsStale() (bool, error) {
+	return l.stale.Load(), nil
+}
+
+// loadStale reads the rebuild mark from the store.
+func (l *Ledger) loadStale() error {
 	_, err := l.get(keyRebuilding)
 	if errors.Is(err, ErrNotFound) {
-		return false, nil
+		l.stale.Store(false)
+		return nil
 	}
-	return err == nil, err
+	if err != nil {
+		return err
+	}
+	l.stale.Store(true)
+	return nil
 }
 
 // ProjectionsStale reports whether an interrupted rebuild left the
@@ -94,6 +107,7 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
 	if err := start.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("rebuild: clear projections: %w", err)
 	}
+	l.stale.Store(true)
 	size := l.Size()
 	var done int64
 	var b *pebble.Batch
@@ -112,6 +126,9 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
 		b = nil
 		if err != nil {
 			return fmt.Errorf("rebuild: commit: %w", err)
+		}
+		if last {
+			l.stale.Store(false)
 		}
 		if progress != nil {
 			progress(done)
