@@ -237,7 +237,7 @@ const (
 // the document. Documents are stored raw: compressing each one on the
 // append path cost more CPU than verifying its signature, and Pebble
 // compresses whole blocks of documents with zstd at the bottom of the LSM
-// (see pebbleOptions), which also finds what similar documents share.
+// (see PebbleOptions), which also finds what similar documents share.
 // Payloads written zstd-compressed by earlier versions still read.
 func encodePayload(data []byte) []byte {
 	out := make([]byte, 1+len(data))

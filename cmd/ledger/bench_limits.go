@@ -8,15 +8,14 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 
+	"github.com/proofledger/ledger/ledger"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 )
 
@@ -111,36 +110,6 @@ func (b *bench) cpuLimit(ctx context.Context, bundles bool, bytesPerDoc float64)
 	return r * hmacPayload / bytesPerDoc, err
 }
 
-// rawPebbleOptions are the ledger's Pebble options (ledger.pebbleOptions,
-// which is unexported): 64 MiB memtables, bloom filters on every level,
-// the newest format. Keep them in step. Pebble's messages go to logger at
-// debug level.
-func rawPebbleOptions(logger *slog.Logger) *pebble.Options {
-	o := &pebble.Options{FormatMajorVersion: pebble.FormatNewest, MemTableSize: 64 << 20, Logger: benchPebbleLogger{logger}}
-	for i := range o.Levels {
-		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	o.EnsureDefaults()
-	return o
-}
-
-// benchPebbleLogger routes Pebble's messages to slog, as the ledger does.
-type benchPebbleLogger struct{ l *slog.Logger }
-
-func (p benchPebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-func (p benchPebbleLogger) Errorf(format string, args ...any) {
-	p.l.Warn(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-// Fatalf logs at error level and exits, as Pebble requires of a Logger.
-func (p benchPebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-	os.Exit(1)
-}
-
 // docSource yields document bytes in order, cycling when it runs out.
 type docSource func(i int) []byte
 
@@ -152,7 +121,7 @@ func (b *bench) pebbleSyncLimit(ctx context.Context, name string, docs docSource
 	dir := filepath.Join(b.work, "raw-pebble-"+name)
 	os.RemoveAll(dir) // left over from an interrupted run in --dir
 	defer os.RemoveAll(dir)
-	db, err := pebble.Open(dir, rawPebbleOptions(b.log))
+	db, err := pebble.Open(dir, ledger.PebbleOptions(b.log))
 	if err != nil {
 		return 0, 0, fmt.Errorf("raw pebble: %w", err)
 	}

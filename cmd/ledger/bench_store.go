@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/proofledger/ledger/ledger"
 )
 
 // The bench reads a closed ledger's Pebble store directly for three things
@@ -28,7 +30,7 @@ const (
 
 // openStore opens a closed ledger's Pebble store with the ledger's options.
 func openStore(ledgerDir string, readOnly bool, logger *slog.Logger) (*pebble.DB, error) {
-	o := rawPebbleOptions(logger)
+	o := ledger.PebbleOptions(logger)
 	o.ReadOnly = readOnly
 	db, err := pebble.Open(filepath.Join(ledgerDir, ledgerStoreDir), o)
 	if err != nil {
