@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"flag"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
@@ -16,8 +17,9 @@ import (
 )
 
 var (
-	benchEvents   = flag.Int("index.events", 100_000, "events in the ledger BenchmarkRebuild rebuilds")
-	benchReceipts = flag.Int("index.receipts", 100_000, "receipts in the ledger of BenchmarkReputationAgent")
+	benchEvents         = flag.Int("index.events", 100_000, "events in the ledger BenchmarkRebuild rebuilds")
+	benchRebuildBundles = flag.Bool("index.bundles", false, "BenchmarkRebuild: a ledger of witness bundles only (as `ledger bench` rebuilds)")
+	benchReceipts       = flag.Int("index.receipts", 100_000, "receipts in the ledger of BenchmarkReputationAgent")
 )
 
 // openBench makes an empty ledger with the index projections.
@@ -44,12 +46,19 @@ func BenchmarkRebuild(b *testing.B) {
 	n := *benchEvents
 	cfg := ledgertest.Config{Seed: 1, Receipts: n * 45 / 100, Bundles: n * 40 / 100, Attestations: n * 15 / 100,
 		Span: 120 * 24 * time.Hour}
+	if *benchRebuildBundles {
+		cfg = ledgertest.Config{Seed: 1, Bundles: n, Span: 180 * 24 * time.Hour, TextScale: 0.05}
+	}
 	events := fill(b, l, cfg, 4096, 50)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := l.Rebuild(context.Background(), nil); err != nil {
-			b.Fatal(err)
-		}
+		// The label marks the rebuild's goroutines in a CPU profile
+		// (go tool pprof -tagfocus phase=rebuild).
+		pprof.Do(context.Background(), pprof.Labels("phase", "rebuild"), func(ctx context.Context) {
+			if err := l.Rebuild(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(events), "events")

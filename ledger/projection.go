@@ -1,10 +1,12 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -109,11 +111,12 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
 	}
 	l.stale.Store(true)
 	size := l.Size()
+	written := newKeyFilter(size * rebuildKeysPerEvent)
 	var done int64
 	var b *pebble.Batch
 	var pbs []ProjectionBatch
 	commit := func(last bool) error {
-		if err := l.flushProjections(b, pbs); err != nil {
+		if err := l.flushProjections(rebuildWriter{batchWriter{l, b}, written}, pbs); err != nil {
 			return err
 		}
 		opt := pebble.NoSync
@@ -143,10 +146,10 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
 			return false, err
 		}
 		if b == nil {
-			b = l.db.NewIndexedBatch()
+			b = l.db.NewBatch()
 			pbs = l.beginProjections()
 		}
-		if err := l.project(b, pbs, ev); err != nil {
+		if err := l.project(rebuildWriter{batchWriter{l, b}, written}, pbs, ev); err != nil {
 			return false, err
 		}
 		done++
@@ -162,8 +165,74 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
 		return err
 	}
 	if b == nil {
-		b = l.db.NewIndexedBatch()
+		b = l.db.NewBatch()
 		pbs = l.beginProjections()
 	}
 	return commit(true)
+}
+
+// rebuildWriter is the Writer of a rebuild's batches. The rebuild cleared
+// the projection keyspace and is its only writer while it runs, so a
+// projection key it has not written is absent: a filter of the keys it
+// wrote answers most reads of absent keys without a Pebble lookup, which
+// would otherwise wade through the old, range-deleted projections still in
+// the LSM. A filter hit (present, or a false positive) reads the store.
+type rebuildWriter struct {
+	batchWriter
+	written *keyFilter
+}
+
+func (w rebuildWriter) Get(key []byte) ([]byte, error) {
+	if bytes.HasPrefix(key, ProjectionPrefix) && !w.written.mayContain(key) {
+		return nil, ErrNotFound
+	}
+	return w.batchWriter.Get(key)
+}
+
+func (w rebuildWriter) Set(key, value []byte) error {
+	w.written.add(key)
+	return w.batchWriter.Set(key, value)
+}
+
+// rebuildKeysPerEvent sizes a rebuild's key filter: the index projections
+// write a few keys per event; more only raise the false-positive rate,
+// which costs reads, never correctness.
+const rebuildKeysPerEvent = 4
+
+// keyFilter is a Bloom filter of keys (10 bits and 4 probes per expected
+// key, about 1% false positives at that load), probed with xxhash64 split
+// into two halves for double hashing.
+type keyFilter struct {
+	bits []uint64
+	m    uint64 // number of bits
+}
+
+func newKeyFilter(expected int64) *keyFilter {
+	m := uint64(max(expected, 1024)) * 10
+	m = (m + 63) &^ 63
+	return &keyFilter{bits: make([]uint64, m/64), m: m}
+}
+
+func (f *keyFilter) probes(key []byte) (h1, h2 uint64) {
+	h := xxhash.Sum64(key)
+	return h & 0xffffffff, h>>32 | 1
+}
+
+func (f *keyFilter) add(key []byte) {
+	h1, h2 := f.probes(key)
+	for i := range uint64(4) {
+		bit := (h1 + i*h2) % f.m
+		f.bits[bit/64] |= 1 << (bit % 64)
+	}
+}
+
+func (f *keyFilter) mayContain(key []byte) bool {
+	h1, h2 := f.probes(key)
+	for i := range uint64(4) {
+		bit := (h1 + i*h2) % f.m
+		if f.bits[bit/64]&(1<<(bit%64)) == 0 {
+			return false
+		}
+	}
+	return true
 }

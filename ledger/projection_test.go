@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -129,5 +130,31 @@ func TestZstdPayloadStillReads(t *testing.T) {
 	}
 	if v := encodePayload(doc); v[0] != payloadRaw {
 		t.Errorf("new payload codec %d, want raw", v[0])
+	}
+}
+
+// TestKeyFilter checks the rebuild's key filter: never a false negative,
+// and about 1% false positives at its expected load.
+func TestKeyFilter(t *testing.T) {
+	for _, n := range []int64{10, 5000, 100_000} {
+		f := newKeyFilter(n)
+		key := func(i int64) []byte { return fmt.Appendf(nil, "x/k/%d", i) }
+		for i := range n {
+			f.add(key(i))
+		}
+		for i := range n {
+			if !f.mayContain(key(i)) {
+				t.Fatalf("n=%d: added key %d reported absent", n, i)
+			}
+		}
+		fp := 0
+		for i := n; i < n+100_000; i++ {
+			if f.mayContain(key(i)) {
+				fp++
+			}
+		}
+		if rate := float64(fp) / 100_000; rate > 0.03 {
+			t.Errorf("n=%d: false-positive rate %.3f, want about 0.01", n, rate)
+		}
 	}
 }

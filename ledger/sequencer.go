@@ -276,7 +276,7 @@ func (l *Ledger) commitBatch(reqs []*appendRequest) (*pebble.Batch, int64, error
 		b.Close()
 		return nil, 0, nil // nothing to write: every submission was refused
 	}
-	if err := l.flushProjections(b, pbs); err != nil {
+	if err := l.flushProjections(batchWriter{l, b}, pbs); err != nil {
 		return fail(err)
 	}
 	root, err := tlog.TreeHash(size, hashReader{l: l, pending: ov.hashes})
@@ -437,7 +437,7 @@ func (l *Ledger) writeEvent(b *pebble.Batch, ov *overlay, ev *Event, c *candidat
 			ov.succ[link.ID] = ev.Seq
 		}
 	}
-	return l.project(b, pbs, ev)
+	return l.project(batchWriter{l, b}, pbs, ev)
 }
 
 func (l *Ledger) beginProjections() []ProjectionBatch {
@@ -448,18 +448,18 @@ func (l *Ledger) beginProjections() []ProjectionBatch {
 	return pbs
 }
 
-func (l *Ledger) project(b *pebble.Batch, pbs []ProjectionBatch, ev *Event) error {
+func (l *Ledger) project(w Writer, pbs []ProjectionBatch, ev *Event) error {
 	for i, pb := range pbs {
-		if err := pb.Project(batchWriter{l, b}, ev); err != nil {
+		if err := pb.Project(w, ev); err != nil {
 			return fmt.Errorf("projection %s, event %d: %w", l.proj[i].Name(), ev.Seq, err)
 		}
 	}
 	return nil
 }
 
-func (l *Ledger) flushProjections(b *pebble.Batch, pbs []ProjectionBatch) error {
+func (l *Ledger) flushProjections(w Writer, pbs []ProjectionBatch) error {
 	for i, pb := range pbs {
-		if err := pb.Flush(batchWriter{l, b}); err != nil {
+		if err := pb.Flush(w); err != nil {
 			return fmt.Errorf("projection %s: %w", l.proj[i].Name(), err)
 		}
 	}
