@@ -51,7 +51,9 @@ func BenchmarkRebuild(b *testing.B) {
 	}
 	events := fill(b, l, cfg, 4096, 50)
 	b.ReportAllocs()
+	var cpu time.Duration
 	for b.Loop() {
+		before := cpuTime()
 		// The label marks the rebuild's goroutines in a CPU profile
 		// (go tool pprof -tagfocus phase=rebuild).
 		pprof.Do(context.Background(), pprof.Labels("phase", "rebuild"), func(ctx context.Context) {
@@ -59,7 +61,9 @@ func BenchmarkRebuild(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+		cpu += cpuTime() - before
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(events*int64(b.N)), "cpu-µs/event")
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(events), "events")
 }

@@ -281,6 +281,20 @@ func (l *Ledger) load() error {
 }
 
 // get returns a copy of the value at key, or ErrNotFound.
+// view calls fn with the value of key, valid only during the call, without
+// copying it; ErrNotFound when absent.
+func (l *Ledger) view(key []byte, fn func(v []byte) error) error {
+	v, closer, err := l.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	return fn(v)
+}
+
 func (l *Ledger) get(key []byte) ([]byte, error) {
 	v, closer, err := l.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {

@@ -51,6 +51,19 @@ func (l *Ledger) loadData(ev *Event) error {
 	return err
 }
 
+// Seen is the replay check an append makes, alone: whether a document
+// identity of a kind is in the ledger and, if so, its event's sequence
+// number. It is one point lookup of the identity index (Pebble bloom
+// filters on every level keep it O(1) as the ledger grows) and reads
+// no event.
+func (l *Ledger) Seen(kind codec.Kind, id string) (seq int64, found bool, err error) {
+	iv, found, err := l.lookupIdent(&overlay{}, kind, id)
+	if err != nil || !found {
+		return -1, false, err
+	}
+	return iv.seq, true, nil
+}
+
 // Lookup finds the event of a document identity (a receipt_id, an AVIR
 // chain_hash or spec hash, a bundle's "<task uuid>@<created_ns>") in any kind.
 func (l *Ledger) Lookup(id string) (*Event, error) {

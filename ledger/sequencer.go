@@ -471,16 +471,19 @@ func (l *Ledger) lookupIdent(ov *overlay, kind codec.Kind, id string) (identValu
 	if iv, ok := ov.ident[string(k)]; ok {
 		return iv, true, nil
 	}
-	v, err := l.get(k)
+	var iv identValue
+	err := l.view(k, func(v []byte) error {
+		var ok bool
+		if iv, ok = decodeIdent(v); !ok { // decodeIdent copies what it keeps
+			return fmt.Errorf("%w: identity entry of %s %s", ErrCorrupt, kind, id)
+		}
+		return nil
+	})
 	if errors.Is(err, ErrNotFound) {
 		return identValue{}, false, nil
 	}
 	if err != nil {
 		return identValue{}, false, err
-	}
-	iv, ok := decodeIdent(v)
-	if !ok {
-		return identValue{}, false, fmt.Errorf("%w: identity entry of %s %s", ErrCorrupt, kind, id)
 	}
 	return iv, true, nil
 }

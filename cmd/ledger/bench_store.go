@@ -17,15 +17,17 @@ import (
 
 // The bench reads a closed ledger's Pebble store directly for three things
 // the ledger package does not expose: the sizes of its group commits, a
-// sample of present keys for the raw Get limit, and a manual compaction
-// before measuring bytes on disk. It relies on two facts of the store
+// sample of present keys for the raw Get limits, and a manual compaction
+// before measuring bytes on disk. It relies on three facts of the store
 // format (ledger/keys.go, docs/FORMAT.md): the store lives in <dir>/store,
-// and each committed batch writes one checkpoint under
-// "c/" + 8-byte big-endian tree size. An exported ledger.Stats (batches
-// committed) and ledger.Compact would remove both dependencies.
+// each committed batch writes one checkpoint under
+// "c/" + 8-byte big-endian tree size, and the identity index lives under
+// "i/". An exported ledger.Stats (batches committed) and ledger.Compact
+// would remove the first two dependencies.
 const (
 	ledgerStoreDir   = "store"
 	checkpointPrefix = "c/"
+	identityPrefix   = "i/"
 )
 
 // openStore opens a closed ledger's Pebble store with the ledger's options.
@@ -80,8 +82,17 @@ func commitSizes(ledgerDir string, logger *slog.Logger) ([]int64, error) {
 // present keys (reservoir sampling, deterministic for a seed). It also
 // returns how many keys the store holds.
 func sampleKeys(ctx context.Context, db *pebble.DB, n int, seed uint64) ([][]byte, int64, error) {
+	return sampleKeysUnder(ctx, db, nil, n, seed)
+}
+
+// sampleKeysUnder is sampleKeys restricted to the keys under prefix.
+func sampleKeysUnder(ctx context.Context, db *pebble.DB, prefix []byte, n int, seed uint64) ([][]byte, int64, error) {
 	r := rand.New(rand.NewPCG(seed, 0x6b657973))
-	it, err := db.NewIter(&pebble.IterOptions{})
+	opts := &pebble.IterOptions{}
+	if len(prefix) > 0 {
+		opts.LowerBound, opts.UpperBound = prefix, ledger.PrefixEnd(prefix)
+	}
+	it, err := db.NewIter(opts)
 	if err != nil {
 		return nil, 0, err
 	}
