@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // typicalReceipt is the reference implementation's signed tier 0 receipt.
@@ -63,6 +64,40 @@ func BenchmarkVerify(b *testing.B) {
 			b.Fatal(fs)
 		}
 	}
+}
+
+// BenchmarkVerifyRatio alternates, within every iteration, an end-to-end
+// verification of the typical receipt (Parse then Verify) and one bare
+// Ed25519 verification of a 64-byte message, timing each, and reports
+// receipt/bare as "ratio": both sides meet the same machine at the same
+// moment, which two separate benchmarks run one after the other do not on
+// a shared machine. The codec issue's goal is a ratio of at most 1.3.
+func BenchmarkVerifyRatio(b *testing.B) {
+	data := typicalReceipt(b)
+	priv := keyA(b)
+	pub := priv.Public().(ed25519.PublicKey)
+	msg := []byte("39c09d98ef5f5642c07d2b738effceb2b3145f59d74ded2982b9a25676d5b6b1")
+	sig := ed25519.Sign(priv, msg)
+	var receipt, bare time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		r, err := Parse(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fs := r.Verify(); len(fs) != 0 {
+			b.Fatal(fs)
+		}
+		t1 := time.Now()
+		if !ed25519.Verify(pub, msg, sig) {
+			b.Fatal("verify failed")
+		}
+		bare += time.Since(t1)
+		receipt += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(receipt.Nanoseconds())/float64(b.N), "receipt-ns/op")
+	b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "ed25519-ns/op")
+	b.ReportMetric(float64(receipt)/float64(bare), "ratio")
 }
 
 // BenchmarkSign measures Sign (hash, sign, write, and the self-check that
