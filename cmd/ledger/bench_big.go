@@ -322,7 +322,9 @@ func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertes
 		// The replay check's limit: bare Gets of the identity index's own
 		// keys (i/, ledger/keys.go), a small, hot part of the store.
 		var idents [][]byte
-		if idents, _, err = sampleKeysUnder(ctx, db, []byte(identityPrefix), 65536, b.sizes.Seed); err == nil {
+		// As many keys as replay.check looks up (sizes.Sample), so that both
+		// work on the same amount of the index.
+		if idents, _, err = sampleKeysUnder(ctx, db, []byte(identityPrefix), len(sample), b.sizes.Seed); err == nil {
 			// Warm the block cache first: the ledger's replay.check runs
 			// after replay.lookup has read the same index.
 			for _, k := range idents {
