@@ -211,16 +211,10 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 						break more
 					}
 				}
-				out, err := l.AppendWithRetry(ctx, subs, opts)
-				if err == nil {
-					err = appended(out)
-				}
-				if err != nil {
+				if err := appendCounted(ctx, l, subs, opts, &done); err != nil {
 					fail(err)
 					failed = true
-					continue
 				}
-				done.Add(int64(len(subs)))
 			}
 		})
 	}
@@ -531,4 +525,17 @@ func (b *bench) bytesOnDisk(ctx context.Context, dir string, rawBytes int64) err
 		LimitName: "raw document bytes", Better: "lower",
 		Note: fmt.Sprintf("ledger directory after flush and full compaction: %.1f MB for %d events (documents zstd-compressed, plus leaves, tree hashes, indexes, checkpoints)", float64(after)/1e6, b.sizes.Events)})
 	return nil
+}
+
+// appendCounted appends subs (waiting out pushback), requires every one to
+// be appended, and adds them to done.
+func appendCounted(ctx context.Context, l *ledger.Ledger, subs []ledger.Submission, opts ledger.AppendOptions, done *atomic.Int64) error {
+	out, err := l.AppendWithRetry(ctx, subs, opts)
+	if err == nil {
+		err = appended(out)
+	}
+	if err == nil {
+		done.Add(int64(len(subs)))
+	}
+	return err
 }

@@ -486,16 +486,10 @@ func (b *bench) buildBundles(ctx context.Context, dir string, cfg ledgertest.Con
 				if failed {
 					continue // drain so the generator never blocks
 				}
-				out, err := l.AppendWithRetry(ctx, subs, opts)
-				if err == nil {
-					err = appended(out)
-				}
-				if err != nil {
+				if err := appendCounted(ctx, l, subs, opts, &done); err != nil {
 					fail(err)
 					failed = true
-					continue
 				}
-				done.Add(int64(len(subs)))
 			}
 		})
 	}
