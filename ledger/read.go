@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/codec/canonjson"
 )
 
 // Event returns event seq; withData also loads the original document bytes.
@@ -30,11 +31,16 @@ func (l *Ledger) Event(seq int64, withData bool) (*Event, error) {
 }
 
 func decodeLeafValue(v []byte) (*Event, error) {
+	return decodeLeafValueWith(new(canonjson.Parser), v)
+}
+
+// decodeLeafValueWith is decodeLeafValue with a kept parser.
+func decodeLeafValueWith(ps *canonjson.Parser, v []byte) (*Event, error) {
 	leaf, err := leafOf(v)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := ParseLeaf(leaf)
+	ev, err := parseLeaf(ps, leaf)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
@@ -179,10 +185,11 @@ func (l *Ledger) scanLeaves(ctx context.Context, from int64, fn func(*Event) (bo
 	}()
 	for w := 0; w < workers; w++ {
 		go func() {
+			var ps canonjson.Parser
 			for j := range jobs {
 				j.evs = make([]*Event, len(j.raws))
 				for i, raw := range j.raws {
-					if j.evs[i], j.err = decodeLeafValue(raw); j.err != nil {
+					if j.evs[i], j.err = decodeLeafValueWith(&ps, raw); j.err != nil {
 						break
 					}
 				}

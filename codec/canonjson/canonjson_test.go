@@ -333,3 +333,43 @@ func TestReprFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestParserReuse parses every table input and every rejected input, in
+// turn, with one Parser: each result equals the package-level Parse's, an
+// error in between does not disturb the next document, and a value parsed
+// earlier is unchanged by later parses that reuse the stacks.
+func TestParserReuse(t *testing.T) {
+	var ps Parser
+	type kept struct {
+		in string
+		v  Value
+	}
+	var earlier []kept
+	inputs := make([]string, 0, len(canonicalCases)+len(rejectCases))
+	for i, tc := range canonicalCases {
+		inputs = append(inputs, tc.in)
+		if i < len(rejectCases) {
+			inputs = append(inputs, rejectCases[i]) // interleave errors
+		}
+	}
+	for _, in := range inputs {
+		got, gerr := ps.Parse([]byte(in))
+		want, werr := Parse([]byte(in))
+		if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("%q: Parser error %v, Parse error %v", in, gerr, werr)
+		}
+		if werr != nil {
+			continue
+		}
+		if !Equal(got, want) || string(Canonical(got)) != string(Canonical(want)) {
+			t.Fatalf("%q: Parser gave %s, Parse %s", in, Canonical(got), Canonical(want))
+		}
+		earlier = append(earlier, kept{in, got})
+	}
+	for _, k := range earlier {
+		want, _ := Parse([]byte(k.in))
+		if !Equal(k.v, want) {
+			t.Errorf("%q: value changed by later parses: %s, want %s", k.in, Canonical(k.v), Canonical(want))
+		}
+	}
+}

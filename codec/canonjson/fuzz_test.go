@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// FuzzParse checks, for any input: Parse never panics; whatever it accepts
-// is valid JSON; and decode → Canonical → decode → Canonical is stable, as is
+// FuzzParse checks, for any input: Parse never panics; a reused Parser
+// agrees with it; whatever it accepts is valid JSON; and decode → Canonical → decode → Canonical is stable, as is
 // decode → Indent → decode.
 func FuzzParse(f *testing.F) {
 	for _, tc := range canonicalCases {
@@ -18,8 +18,13 @@ func FuzzParse(f *testing.F) {
 	for _, in := range rejectCases {
 		f.Add([]byte(in))
 	}
+	var ps Parser // reused across inputs, as scans reuse one
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := Parse(data)
+		pv, perr := ps.Parse(data)
+		if (err == nil) != (perr == nil) || err == nil && !Equal(v, pv) {
+			t.Fatalf("Parser.Parse(%q) = %v, %v; Parse gave %v, %v", data, pv, perr, v, err)
+		}
 		if err != nil {
 			return
 		}

@@ -31,6 +31,35 @@ func (e *SyntaxError) Finding() codec.Finding {
 // Parse reads one JSON value, surrounded by optional whitespace, from data.
 func Parse(data []byte) (Value, error) {
 	p := parser{data: data, src: string(data)}
+	return p.parse()
+}
+
+// Parser parses like Parse but keeps its work stacks from one call to the
+// next, so that parsing many documents allocates only the values they
+// hold. The zero Parser is ready to use; a Parser is not safe for
+// concurrent use.
+type Parser struct {
+	mstack []Member
+	vstack []Value
+}
+
+// Parse reads one JSON value, surrounded by optional whitespace, from data,
+// exactly as the package-level Parse does.
+func (ps *Parser) Parse(data []byte) (Value, error) {
+	p := parser{data: data, src: string(data), mstack: ps.mstack[:0], vstack: ps.vstack[:0]}
+	v, err := p.parse()
+	if err != nil {
+		// A value that completes clears its place on the stacks; an error
+		// leaves entries that would keep this document alive.
+		clear(p.mstack)
+		clear(p.vstack)
+	}
+	ps.mstack, ps.vstack = p.mstack[:0], p.vstack[:0]
+	return v, err
+}
+
+func (p *parser) parse() (Value, error) {
+	data := p.data
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		p.pos = 3
 	}
