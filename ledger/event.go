@@ -118,15 +118,15 @@ var ErrCorrupt = errors.New("ledger: corrupt store")
 // ParseLeaf decodes a leaf written by Leaf. It is used both on stored events
 // and on the leaf carried in a proof, so it checks every field.
 func ParseLeaf(leaf []byte) (*Event, error) {
-	return parseLeaf(new(canonjson.Parser), leaf)
-}
-
-// parseLeaf is ParseLeaf with a kept parser (scans decode many leaves).
-func parseLeaf(ps *canonjson.Parser, leaf []byte) (*Event, error) {
-	v, err := ps.Parse(leaf)
+	v, err := canonjson.Parse(leaf)
 	if err != nil {
 		return nil, fmt.Errorf("leaf: %w", err)
 	}
+	return leafEvent(v)
+}
+
+// leafEvent reads the event out of a parsed leaf.
+func leafEvent(v canonjson.Value) (*Event, error) {
 	if v.Type() != canonjson.Object {
 		return nil, fmt.Errorf("leaf: not an object")
 	}

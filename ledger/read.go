@@ -31,16 +31,29 @@ func (l *Ledger) Event(seq int64, withData bool) (*Event, error) {
 }
 
 func decodeLeafValue(v []byte) (*Event, error) {
-	return decodeLeafValueWith(new(canonjson.Parser), v)
-}
-
-// decodeLeafValueWith is decodeLeafValue with a kept parser.
-func decodeLeafValueWith(ps *canonjson.Parser, v []byte) (*Event, error) {
 	leaf, err := leafOf(v)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := parseLeaf(ps, leaf)
+	ev, err := ParseLeaf(leaf)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return ev, nil
+}
+
+// decodeLeafString is decodeLeafValue of a value held as a string, with a
+// kept parser: the event's strings share the string's memory instead of a
+// copy (scans read many leaves).
+func decodeLeafString(ps *canonjson.Parser, v string) (*Event, error) {
+	if len(v) < 1 || v[0] != leafFormat {
+		return nil, fmt.Errorf("%w: event leaf format %v", ErrCorrupt, []byte(v[:min(1, len(v))]))
+	}
+	pv, err := ps.ParseString(v[1:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: leaf: %v", ErrCorrupt, err)
+	}
+	ev, err := leafEvent(pv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
@@ -139,7 +152,7 @@ func (l *Ledger) Scan(from int64, withData bool, fn func(*Event) (bool, error)) 
 func (l *Ledger) scanLeaves(ctx context.Context, from int64, fn func(*Event) (bool, error)) error {
 	const chunk = 512
 	type job struct {
-		raws [][]byte
+		raws []string
 		evs  []*Event
 		err  error
 		done chan struct{}
@@ -173,7 +186,7 @@ func (l *Ledger) scanLeaves(ctx context.Context, from int64, fn func(*Event) (bo
 			return true
 		}
 		for ok := it.First(); ok; ok = it.Next() {
-			j.raws = append(j.raws, append([]byte(nil), it.Value()...))
+			j.raws = append(j.raws, string(it.Value()))
 			if len(j.raws) == chunk && !send() {
 				return
 			}
@@ -189,7 +202,7 @@ func (l *Ledger) scanLeaves(ctx context.Context, from int64, fn func(*Event) (bo
 			for j := range jobs {
 				j.evs = make([]*Event, len(j.raws))
 				for i, raw := range j.raws {
-					if j.evs[i], j.err = decodeLeafValueWith(&ps, raw); j.err != nil {
+					if j.evs[i], j.err = decodeLeafString(&ps, raw); j.err != nil {
 						break
 					}
 				}

@@ -373,3 +373,16 @@ func TestParserReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestParseString checks that ParseString agrees with Parse, errors
+// included.
+func TestParseString(t *testing.T) {
+	var ps Parser
+	for _, in := range append([]string{`{"a":[1,"x",{"b":null}]}`}, rejectCases...) {
+		got, gerr := ps.ParseString(in)
+		want, werr := Parse([]byte(in))
+		if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() || werr == nil && !Equal(got, want) {
+			t.Errorf("%q: ParseString %v, %v; Parse %v, %v", in, got, gerr, want, werr)
+		}
+	}
+}

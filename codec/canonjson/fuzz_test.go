@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParse checks, for any input: Parse never panics; a reused Parser
-// agrees with it; whatever it accepts is valid JSON; and decode → Canonical → decode → Canonical is stable, as is
+// (Parse and ParseString) agrees with it; whatever it accepts is valid JSON; and decode → Canonical → decode → Canonical is stable, as is
 // decode → Indent → decode.
 func FuzzParse(f *testing.F) {
 	for _, tc := range canonicalCases {
@@ -24,6 +24,10 @@ func FuzzParse(f *testing.F) {
 		pv, perr := ps.Parse(data)
 		if (err == nil) != (perr == nil) || err == nil && !Equal(v, pv) {
 			t.Fatalf("Parser.Parse(%q) = %v, %v; Parse gave %v, %v", data, pv, perr, v, err)
+		}
+		sv, serr := ps.ParseString(string(data))
+		if (err == nil) != (serr == nil) || err == nil && !Equal(v, sv) {
+			t.Fatalf("Parser.ParseString(%q) = %v, %v; Parse gave %v, %v", data, sv, serr, v, err)
 		}
 		if err != nil {
 			return

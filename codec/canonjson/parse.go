@@ -3,6 +3,7 @@ package canonjson
 import (
 	"fmt"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/proofledger/ledger/codec"
 )
@@ -46,7 +47,17 @@ type Parser struct {
 // Parse reads one JSON value, surrounded by optional whitespace, from data,
 // exactly as the package-level Parse does.
 func (ps *Parser) Parse(data []byte) (Value, error) {
-	p := parser{data: data, src: string(data), mstack: ps.mstack[:0], vstack: ps.vstack[:0]}
+	return ps.run(parser{data: data, src: string(data)})
+}
+
+// ParseString is Parse of the bytes of s. It saves the copy Parse makes:
+// the strings of the result share s's memory.
+func (ps *Parser) ParseString(s string) (Value, error) {
+	return ps.run(parser{data: unsafe.Slice(unsafe.StringData(s), len(s)), src: s})
+}
+
+func (ps *Parser) run(p parser) (Value, error) {
+	p.mstack, p.vstack = ps.mstack[:0], ps.vstack[:0]
 	v, err := p.parse()
 	if err != nil {
 		// A value that completes clears its place on the stacks; an error
