@@ -47,7 +47,8 @@ func benchCommand(e *env) *cli.Command {
 			"                 180 days, built through the real append path (limit: the same rollup and edge keys\n" +
 			"                 read with a bare Pebble iterator; .open adds opening the ledger, as the command does)\n" +
 			"  trend.*        the trend by day, week and month over the whole span (limit: the same keys, bare)\n" +
-			"  rebuild.*      ledger.Rebuild of the biggest bundle ledger (limit: a bare scan of its leaves)\n" +
+			"  rebuild.*      ledger.Rebuild of the biggest bundle ledger, compacted first, under the GC target\n" +
+			"                 `ledger rebuild` sets (limit: a bare scan of its leaves, on the same store)\n" +
 			"Figures the issues set goals for show them, met or not: ingest of receipts with 64 appenders at\n" +
 			"70% of the bare Ed25519 rate, of bundles at 50k/s (Tessera's POSIX log), 1M replay checks/s at 1M\n" +
 			"events, 100 ms for the 30-day scorecard of 1M bundles, 1 ms for one agent's reputation, 200k\n" +
