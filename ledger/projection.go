@@ -194,6 +194,10 @@ func (w rebuildWriter) Set(key, value []byte) error {
 	return w.batchWriter.Set(key, value)
 }
 
+// maxKeyFilterBits caps a key filter at 64 MB (about 13M events at 4
+// keys each and 10 bits a key).
+const maxKeyFilterBits = 64 << 20 * 8
+
 // rebuildKeysPerEvent sizes a rebuild's key filter: the index projections
 // write a few keys per event; more only raise the false-positive rate,
 // which costs reads, never correctness.
@@ -201,14 +205,16 @@ const rebuildKeysPerEvent = 4
 
 // keyFilter is a Bloom filter of keys (10 bits and 4 probes per expected
 // key, about 1% false positives at that load), probed with xxhash64 split
-// into two halves for double hashing.
+// into two halves for double hashing. Its size is capped at
+// maxKeyFilterBits: on bigger ledgers false positives rise, which costs
+// reads, never correctness.
 type keyFilter struct {
 	bits []uint64
 	m    uint64 // number of bits
 }
 
 func newKeyFilter(expected int64) *keyFilter {
-	m := uint64(max(expected, 1024)) * 10
+	m := min(uint64(max(expected, 1024))*10, maxKeyFilterBits)
 	m = (m + 63) &^ 63
 	return &keyFilter{bits: make([]uint64, m/64), m: m}
 }

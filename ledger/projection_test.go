@@ -158,3 +158,19 @@ func TestKeyFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyFilterCapped checks that a filter for a huge ledger stays within
+// its cap and still never reports an added key absent.
+func TestKeyFilterCapped(t *testing.T) {
+	f := newKeyFilter(1 << 40)
+	if got := uint64(len(f.bits)) * 64; got > maxKeyFilterBits || f.m > maxKeyFilterBits {
+		t.Fatalf("filter of %d bits, cap %d", got, maxKeyFilterBits)
+	}
+	for i := range 1000 {
+		k := fmt.Appendf(nil, "x/%d", i)
+		f.add(k)
+		if !f.mayContain(k) {
+			t.Fatalf("key %d reported absent", i)
+		}
+	}
+}
