@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -128,17 +129,8 @@ func nsFromKey(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 <<
 
 func seqKey(seq int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(seq)) }
 
-func join(parts ...[]byte) []byte {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := make([]byte, 0, n)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
+// join concatenates key parts into a new slice.
+func join(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 // prefixEnd is the exclusive upper bound of a scan of prefix p.
 func prefixEnd(p []byte) []byte { return ledger.PrefixEnd(p) }

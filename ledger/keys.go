@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/proofledger/ledger/codec"
@@ -40,17 +41,8 @@ func u64(n uint64) []byte {
 	return b[:]
 }
 
-func join(parts ...[]byte) []byte {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := make([]byte, 0, n)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
+// join concatenates key parts into a new slice.
+func join(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 func eventKey(seq int64) []byte       { return join(prefixEvent, u64(uint64(seq))) }
 func dataKey(seq int64) []byte        { return join(prefixData, u64(uint64(seq))) }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/binary"
@@ -295,15 +296,18 @@ func (l *Ledger) view(key []byte, fn func(v []byte) error) error {
 	return fn(v)
 }
 
-func (l *Ledger) get(key []byte) ([]byte, error) {
-	v, closer, err := l.db.Get(key)
+func (l *Ledger) get(key []byte) ([]byte, error) { return getCopy(l.db, key) }
+
+// getCopy returns a copy of the value at key in r, or ErrNotFound.
+func getCopy(r pebble.Reader, key []byte) ([]byte, error) {
+	v, closer, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := append([]byte(nil), v...)
+	out := bytes.Clone(v)
 	closer.Close()
 	return out, nil
 }

@@ -27,18 +27,7 @@ type Snapshot struct {
 func (l *Ledger) Snapshot() *Snapshot { return &Snapshot{s: l.db.NewSnapshot()} }
 
 // Get returns a copy of the value at key, or ErrNotFound.
-func (s *Snapshot) Get(key []byte) ([]byte, error) {
-	v, closer, err := s.s.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := append([]byte(nil), v...)
-	closer.Close()
-	return out, nil
-}
+func (s *Snapshot) Get(key []byte) ([]byte, error) { return getCopy(s.s, key) }
 
 // Range calls fn for each key in [lower, upper) in order until fn returns
 // false or an error. k and v are only valid during the call.
