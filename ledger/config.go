@@ -9,15 +9,14 @@ import (
 	"github.com/proofledger/ledger/codec/keys"
 )
 
-// Settings live under s/ and are not part of the log: they configure how
-// documents are checked (HMAC keys are secrets and never enter the log).
-var (
-	prefixHMAC   = join(prefixConfig, []byte("hmac/"))
-	prefixPolicy = join(prefixConfig, []byte("policy/"))
-)
+// Settings configure how documents are checked; they are not part of the
+// log. Registered governance policies live in the store under s/policy/
+// (they are public); HMAC keys are secrets and live outside it
+// (secrets.go).
+var prefixPolicy = join(prefixConfig, []byte("policy/"))
 
-// settings are the HMAC keys and policies registered in the store, cached
-// by the Ledger until it changes them itself.
+// settings are the HMAC keys and policies registered in the ledger,
+// cached until the Ledger changes them itself.
 type settings struct {
 	hmac     []keys.HMACKey
 	policies []governance.Policy
@@ -48,31 +47,11 @@ func (l *Ledger) dropSettings() {
 	l.setMu.Unlock()
 }
 
-// AddHMACKey registers a named HMAC key for verifying witness bundles.
-func (l *Ledger) AddHMACKey(k keys.HMACKey) error {
-	if k.Name == "" || len(k.Secret) == 0 {
-		return fmt.Errorf("HMAC key needs a name and a secret")
-	}
-	key := join(prefixHMAC, []byte(k.Name))
-	if _, err := l.get(key); err == nil {
-		return fmt.Errorf("HMAC key %q: %w", k.Name, ErrExists)
-	}
-	defer l.dropSettings()
-	return l.db.Set(key, k.Secret, pebble.Sync)
-}
-
-// HMACKeys returns the registered HMAC keys in name order.
-func (l *Ledger) HMACKeys() ([]keys.HMACKey, error) {
-	var out []keys.HMACKey
-	err := l.scanPrefix(prefixHMAC, func(k, v []byte) error {
-		out = append(out, keys.HMACKey{Name: string(k[len(prefixHMAC):]), Secret: append([]byte(nil), v...)})
-		return nil
-	})
-	return out, err
-}
-
 // AddPolicy registers a custom governance policy under its hash.
 func (l *Ledger) AddPolicy(p governance.Policy) error {
+	if l.readOnly {
+		return ErrReadOnly
+	}
 	data, err := p.MarshalJSON()
 	if err != nil {
 		return err
@@ -88,7 +67,7 @@ func (l *Ledger) Policies() ([]governance.Policy, error) {
 	err := l.scanPrefix(prefixPolicy, func(k, v []byte) error {
 		p, err := governance.ParsePolicy(v)
 		if err != nil {
-			return fmt.Errorf("%w: registered policy %s: %v", ErrCorrupt, k[len(prefixPolicy):], err)
+			return fmt.Errorf("%w: registered policy %q: %v", ErrCorrupt, k, err)
 		}
 		out = append(out, p)
 		return nil
@@ -96,16 +75,18 @@ func (l *Ledger) Policies() ([]governance.Policy, error) {
 	return out, err
 }
 
-func (l *Ledger) scanPrefix(p []byte, fn func(k, v []byte) error) error {
+// scanPrefix calls fn for every key under p in the store as it is now
+// (settings are not part of the log, so they are not read through views).
+func (l *Ledger) scanPrefix(p []byte, fn func(k, v []byte) error) (err error) {
 	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
-		return err
+		return storeErr(err)
 	}
-	defer it.Close()
+	defer closeIter(it, &err)
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := fn(it.Key(), it.Value()); err != nil {
 			return err
 		}
 	}
-	return it.Error()
+	return storeErr(it.Error())
 }

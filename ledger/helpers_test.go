@@ -3,6 +3,7 @@ package ledger
 import (
 	"crypto/ed25519"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -83,4 +84,33 @@ func sameState(a, b map[string]string) (string, bool) {
 		}
 	}
 	return "", true
+}
+
+// tamper closes l, changes its store behind the ledger's back with fn (as
+// an attacker with disk access would) and returns the ledger reopened with
+// AllowDamaged.
+func tamper(t testing.TB, l *Ledger, fn func(db *pebble.DB) error) *Ledger {
+	t.Helper()
+	dir := l.Dir()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	po := PebbleOptions(nil)
+	po.ErrorIfNotExists = true
+	db, err := pebble.Open(filepath.Join(dir, storeDir), po)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fn(db); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := Open(dir, Options{AllowDamaged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l2.Close() })
+	return l2
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/proofledger/ledger/codec"
 )
@@ -22,7 +23,7 @@ var (
 	prefixTask   = []byte("k/")          // k/<task><seq>      → empty: events of a task
 	prefixTime   = []byte("t/")          // t/<appended ns><seq> → empty: time index
 	prefixCkpt   = []byte("c/")          // c/<size>           → signed checkpoint note
-	prefixConfig = []byte("s/")          // s/<name>           → settings (HMAC keys)
+	prefixConfig = []byte("s/")          // s/<name>           → settings (registered policies)
 )
 
 // kindCodes give each kind a one-byte code in identity keys. Codes are part
@@ -83,10 +84,6 @@ var (
 func digestKey(d [32]byte) []byte    { return join(prefixDigest, d[:]) }
 func taskHeadKey(task string) []byte { return join(prefixTaskHead, []byte(task)) }
 
-func digestValue(ev *Event) []byte {
-	return join(u64(uint64(ev.Seq)), []byte{kindCodes[ev.Kind]}, []byte(ev.ID))
-}
-
 // kindOfCode is the inverse of kindCodes.
 func kindOfCode(c byte) (codec.Kind, bool) {
 	for k, v := range kindCodes {
@@ -99,9 +96,24 @@ func kindOfCode(c byte) (codec.Kind, bool) {
 
 func successorKey(id string) []byte { return join(prefixSucc, []byte(id)) }
 
-func be64(b []byte) uint64 {
-	if len(b) < 8 {
-		return 0
+// be64 decodes a stored 8-byte big-endian integer; any other length is
+// corruption of the value at key.
+func be64(key, b []byte) (uint64, error) {
+	if len(b) != 8 {
+		return 0, fmt.Errorf("%w: %s: want 8 bytes, have %d", ErrCorrupt, keyName(key), len(b))
 	}
-	return binary.BigEndian.Uint64(b)
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// keyName renders a store key for an error message: printable keyspace,
+// the rest in hex, bounded.
+func keyName(k []byte) string {
+	if len(k) > 2 && k[1] == '/' {
+		rest := k[2:]
+		if len(rest) > 48 {
+			return fmt.Sprintf("key %s%x…", k[:2], rest[:48])
+		}
+		return fmt.Sprintf("key %s%x", k[:2], rest)
+	}
+	return fmt.Sprintf("key %.64q", k)
 }

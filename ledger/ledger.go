@@ -4,42 +4,32 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/proofledger/ledger/codec/inspect"
-	"github.com/proofledger/ledger/codec/keys"
 )
 
 // FormatVersion is the store format this binary writes and the newest it
-// reads.
-const FormatVersion = 1
-
-// Files inside a ledger directory.
-const (
-	storeDir    = "store"
-	logKeyFile  = "log.key"
-	logPubFile  = "log.pub"
-	defaultName = "ledger.local"
-)
+// reads. Format 2 added the LEDGER format file, the checkpoint log, the
+// size-0 checkpoint and HMAC secrets outside the store; a format-1
+// ledger is upgraded when it is first opened for writing.
+const FormatVersion = 2
 
 // Sentinel errors callers branch on.
 var (
-	// ErrNotLedger: the directory holds no ledger (run ledger init).
+	// ErrNotLedger: the directory holds no ledger.
 	ErrNotLedger = errors.New("not a ledger directory")
-	// ErrExists: ledger init on a directory that already holds one.
+	// ErrExists: Init on a directory that already holds a ledger.
 	ErrExists = errors.New("ledger already exists")
 	// ErrNewerFormat: the store was written by a newer binary.
 	ErrNewerFormat = errors.New("ledger format is newer than this binary")
@@ -47,78 +37,34 @@ var (
 	ErrPushback = errors.New("ledger: append queue full, retry later")
 	// ErrClosed: the ledger was closed.
 	ErrClosed = errors.New("ledger: closed")
+	// ErrReadOnly: the ledger was opened read-only (or for diagnosis of
+	// damage) and refuses writes.
+	ErrReadOnly = errors.New("ledger: opened read-only")
 	// ErrNotFound: no event with that sequence number or identity.
 	ErrNotFound = errors.New("not found")
+	// ErrDamaged: the ledger's durable state disagrees with what it
+	// signed (events missing below a signed size, a different root, a
+	// missing store). It opens only for diagnosis (Options.AllowDamaged)
+	// and never appends: it must not sign a second root for a size.
+	ErrDamaged = errors.New("ledger damaged")
+	// ErrFailed: a write failed in a way that leaves what is durable
+	// unknown (a failed WAL or checkpoint-log sync); the ledger accepts
+	// no more appends until it is reopened.
+	ErrFailed = errors.New("ledger: write failed; reopen the ledger")
 )
 
 // InitOptions configure a new ledger.
 type InitOptions struct {
 	// Origin is the checkpoint origin line (the log's name); default
-	// "ledger.local/<random>" is not used: the default is "ledger.local".
+	// "ledger.local".
 	Origin string
 	// Key is the log's Ed25519 key; nil generates one.
 	Key ed25519.PrivateKey
 	// Logger receives Pebble's messages (at debug level); nil discards them.
 	Logger *slog.Logger
-}
-
-// Init creates a ledger in dir: the Pebble store with its format version
-// and origin, and the log key file (0600) with its public verifier key.
-func Init(dir string, opts InitOptions) error {
-	if _, err := os.Stat(filepath.Join(dir, storeDir)); err == nil {
-		return fmt.Errorf("%s: %w", dir, ErrExists)
-	}
-	if opts.Origin == "" {
-		opts.Origin = defaultName
-	}
-	if !validOrigin(opts.Origin) {
-		return fmt.Errorf("origin %q: must be non-empty printable text without spaces or '+'", opts.Origin)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	key := opts.Key
-	if key == nil {
-		var err error
-		if key, err = keys.GenerateEd25519(); err != nil {
-			return err
-		}
-	}
-	if err := keys.WritePrivateKeyFile(filepath.Join(dir, logKeyFile), key); err != nil {
-		return fmt.Errorf("write log key: %w", err)
-	}
-	vkey, err := verifierKey(opts.Origin, key.Public().(ed25519.PublicKey))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, logPubFile), []byte(vkey+"\n"), 0o644); err != nil {
-		return err
-	}
-	db, err := pebble.Open(filepath.Join(dir, storeDir), PebbleOptions(opts.Logger))
-	if err != nil {
-		return fmt.Errorf("create store: %w", err)
-	}
-	b := db.NewBatch()
-	b.Set(keyFormat, binary.AppendUvarint(nil, FormatVersion), nil)
-	b.Set(keyOrigin, []byte(opts.Origin), nil)
-	b.Set(keySize, u64(0), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
-		db.Close()
-		return fmt.Errorf("initialize store: %w", err)
-	}
-	return db.Close()
-}
-
-func validOrigin(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r <= ' ' || r == '+' || r == 0x7f {
-			return false
-		}
-	}
-	return true
+	// FS is the file system holding the ledger; nil is the operating
+	// system's.
+	FS vfs.FS
 }
 
 // Options configure an opened ledger.
@@ -134,43 +80,81 @@ type Options struct {
 	MaxBatchEvents int
 	// ReadOnly opens the store without starting the sequencer.
 	ReadOnly bool
+	// AllowDamaged opens a damaged ledger (see ErrDamaged) read-only, for
+	// diagnosis, instead of failing; Damage reports what is wrong.
+	AllowDamaged bool
+	// FS is the file system holding the ledger; nil is the operating
+	// system's. Tests use Pebble's in-memory and error-injecting ones.
+	FS vfs.FS
+	// OnFatal, when set, is called with Pebble's message when the store
+	// meets a condition Pebble cannot continue from (Pebble's
+	// Logger.Fatalf). It should not return; a command-line program prints
+	// one line and exits. When it is nil, or returns, the ledger panics
+	// with a *FatalError, which its own calls into Pebble recover and turn
+	// into ErrFailed.
+	OnFatal func(msg string)
+
+	// hooks are test-only fault injections.
+	hooks *hooks
+}
+
+// hooks let tests break steps that no file system error reaches.
+type hooks struct {
+	sign func(Checkpoint) error // called before each checkpoint signature
 }
 
 // Ledger is an open ledger. It is safe for concurrent use.
 type Ledger struct {
-	dir    string
-	db     *pebble.DB
-	log    *slog.Logger
-	origin string
-	signer *noteSigner
-	vkey   string
-	proj   []Projector
-	ins    *inspect.Inspector
+	dir      string
+	fs       vfs.FS
+	db       *pebble.DB
+	log      *slog.Logger
+	origin   string
+	format   int
+	signer   *noteSigner // nil when read-only
+	vkey     string
+	proj     []Projector
+	ins      *inspect.Inspector
+	zdec     *zstd.Decoder
+	readOnly bool
+	damage   error // why a damaged ledger was opened read-only (AllowDamaged)
+	hooks    *hooks
+	fatalMsg atomic.Pointer[string] // Pebble's fatal message, when it sent one
 
-	zdec *zstd.Decoder
-
-	queue chan *appendRequest
-	syncq chan *inflight
-	// prep holds one token per core: decoding and verifying take one, so
-	// that however many callers append at once, the sequencer and syncer
-	// goroutines find a core instead of queueing behind them.
-	prep   chan struct{}
-	stale  atomic.Bool // an interrupted rebuild left the projections incomplete (see projectionsStale)
+	// Sequencer and syncer (sequencer.go); nil queue when read-only.
+	queue  chan *appendRequest
+	syncq  chan *inflight
+	prep   chan struct{} // one token per core for decoding and verifying
+	ckpts  *ckptLog      // owned by the syncer once started
 	maxB   int
 	closed chan struct{}
 	wg     sync.WaitGroup
+	stale  atomic.Bool // an interrupted rebuild left the projections incomplete
 
 	setMu    sync.Mutex // guards settings
 	settings *settings  // cached HMAC keys and policies; nil until loaded
 
-	seqMu  sync.Mutex   // held while a batch is built and committed, and by Rebuild
-	mu     sync.RWMutex // guards state read by Size/LastTime outside the sequencer
-	size   int64
-	lastT  int64
-	latest *signedCheckpoint // the last batch's checkpoint
+	// seqMu is held while a batch is built and applied, and by Rebuild;
+	// next is the state after the last applied batch (which may not be
+	// durable yet: see the invariants in sequencer.go).
+	seqMu sync.Mutex
+	next  tip
 
-	durable atomic.Int64 // events known to be synced
-	fatal   error        // set when a WAL sync failed
+	// pubMu guards pub (what readers see: durable state only), the count
+	// of outstanding views and the fatal error.
+	pubMu   sync.Mutex
+	pubCond *sync.Cond // broadcast on every publish and view release
+	pub     *view
+	views   int // views not yet released, pub's own included
+	fatal   error
+}
+
+// tip is the log's end: its size, the last event's arrival time and the
+// checkpoint signed for that size.
+type tip struct {
+	size  int64
+	lastT int64
+	ckpt  signedCheckpoint
 }
 
 // signedCheckpoint is a checkpoint the ledger signed, with its parsed body.
@@ -179,141 +163,26 @@ type signedCheckpoint struct {
 	c    Checkpoint
 }
 
-// Open opens the ledger in dir.
-func Open(dir string, opts Options) (*Ledger, error) {
-	if _, err := os.Stat(filepath.Join(dir, storeDir)); err != nil {
-		return nil, fmt.Errorf("%s: %w (create one with: ledger init --dir %s)", dir, ErrNotLedger, dir)
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	po := PebbleOptions(logger)
-	po.ReadOnly = opts.ReadOnly
-	db, err := pebble.Open(filepath.Join(dir, storeDir), po)
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", dir, err)
-	}
-	ins, err := inspect.New()
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	l := &Ledger{dir: dir, db: db, log: logger, proj: opts.Projectors, ins: ins, closed: make(chan struct{})}
-	if err := l.load(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if l.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30)); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if !opts.ReadOnly {
-		priv, err := keys.LoadPrivateKey(filepath.Join(dir, logKeyFile))
-		if err != nil {
-			l.closeStore()
-			return nil, fmt.Errorf("log key: %w", err)
+// FatalError is the panic value of a Pebble fatal condition (see
+// Options.OnFatal).
+type FatalError struct{ Msg string }
+
+func (e *FatalError) Error() string { return "pebble: " + e.Msg }
+
+// recoverFatal turns a *FatalError panic into an error wrapping ErrFailed.
+func recoverFatal(err *error) {
+	if r := recover(); r != nil {
+		fe, ok := r.(*FatalError)
+		if !ok {
+			panic(r)
 		}
-		if l.signer, err = newNoteSigner(l.origin, priv); err != nil {
-			l.closeStore()
-			return nil, err
-		}
-		l.vkey = l.signer.vkey
-		qs := opts.QueueSize
-		if qs <= 0 {
-			qs = 1024
-		}
-		l.maxB = opts.MaxBatchEvents
-		if l.maxB <= 0 {
-			l.maxB = 4096
-		}
-		l.queue = make(chan *appendRequest, qs)
-		l.prep = make(chan struct{}, runtime.GOMAXPROCS(0))
-		l.syncq = make(chan *inflight, 4)
-		l.wg.Add(2)
-		go l.sequence()
-		go l.syncWait()
-	} else if pub, err := os.ReadFile(filepath.Join(dir, logPubFile)); err == nil {
-		l.vkey = string(trimNewline(pub))
+		*err = fmt.Errorf("%w: %v", ErrFailed, fe)
 	}
-	return l, nil
 }
 
-func trimNewline(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-func (l *Ledger) load() error {
-	v, err := l.get(keyFormat)
-	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%s: %w (store has no format version)", l.dir, ErrNotLedger)
-	}
-	if err != nil {
-		return err
-	}
-	ver, n := binary.Uvarint(v)
-	if n <= 0 {
-		return fmt.Errorf("%w: format version", ErrCorrupt)
-	}
-	if ver > FormatVersion {
-		return fmt.Errorf("%s: %w: store format %d, this binary reads up to %d; use a newer ledger binary", l.dir, ErrNewerFormat, ver, FormatVersion)
-	}
-	origin, err := l.get(keyOrigin)
-	if err != nil {
-		return fmt.Errorf("origin: %w", err)
-	}
-	l.origin = string(origin)
-	sz, err := l.get(keySize)
-	if err != nil || len(sz) != 8 {
-		return fmt.Errorf("%w: tree size", ErrCorrupt)
-	}
-	l.size = int64(binary.BigEndian.Uint64(sz))
-	l.durable.Store(l.size)
-	if err := l.loadStale(); err != nil {
-		return err
-	}
-	if lt, err := l.get(keyLastTime); err == nil && len(lt) == 8 {
-		l.lastT = int64(binary.BigEndian.Uint64(lt))
-	}
-	return nil
-}
-
-// get returns a copy of the value at key, or ErrNotFound.
-// view calls fn with the value of key, valid only during the call, without
-// copying it; ErrNotFound when absent.
-func (l *Ledger) view(key []byte, fn func(v []byte) error) error {
-	v, closer, err := l.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	return fn(v)
-}
-
-func (l *Ledger) get(key []byte) ([]byte, error) { return getCopy(l.db, key) }
-
-// getCopy returns a copy of the value at key in r, or ErrNotFound.
-func getCopy(r pebble.Reader, key []byte) ([]byte, error) {
-	v, closer, err := r.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := bytes.Clone(v)
-	closer.Close()
-	return out, nil
-}
-
-// Close stops the sequencer (after the batch in flight) and closes the store.
-func (l *Ledger) Close() error {
+// Close stops the sequencer (after the batch in flight), waits for
+// readers to release their views and closes the store.
+func (l *Ledger) Close() (err error) {
 	select {
 	case <-l.closed:
 		return nil
@@ -321,23 +190,39 @@ func (l *Ledger) Close() error {
 	}
 	close(l.closed)
 	l.wg.Wait()
-	if l.queue != nil {
+	defer recoverFatal(&err)
+	l.pubMu.Lock()
+	pub := l.pub
+	l.pub = nil
+	l.pubMu.Unlock()
+	if pub != nil {
+		l.releaseView(pub)
+	}
+	// Iterators or snapshots still open when the store closes make Pebble
+	// panic; wait for every reader.
+	l.pubMu.Lock()
+	for l.views > 0 {
+		l.pubCond.Wait()
+	}
+	failed := l.fatal != nil
+	l.pubMu.Unlock()
+	var errs []error
+	if l.queue != nil && !failed {
 		// Flush the memtable so that the next open does not replay the
 		// write-ahead log: with a full memtable that replay made every
 		// read-only open (each query command) take about 250 ms.
 		if err := l.db.Flush(); err != nil {
-			l.closeStore()
-			return fmt.Errorf("close: flush: %w", err)
+			errs = append(errs, fmt.Errorf("close: flush: %w", err))
 		}
 	}
-	return l.closeStore()
-}
-
-func (l *Ledger) closeStore() error {
+	errs = append(errs, l.ckpts.close())
 	if l.zdec != nil {
 		l.zdec.Close()
 	}
-	return l.db.Close()
+	if err := l.db.Close(); err != nil && !failed {
+		errs = append(errs, fmt.Errorf("close store: %w", err))
+	}
+	return errors.Join(errs...)
 }
 
 // Dir returns the ledger's directory.
@@ -347,14 +232,24 @@ func (l *Ledger) Dir() string { return l.dir }
 func (l *Ledger) Origin() string { return l.origin }
 
 // VerifierKey returns the log's public key in signed-note verifier form
-// ("<origin>+<hash>+<base64>"), which `ledger verify-proof --key` takes.
+// ("<origin>+<hash>+<base64>"), which proofs are checked against.
 func (l *Ledger) VerifierKey() string { return l.vkey }
 
-// Size returns the number of events in the log.
+// Damage returns why the ledger was opened read-only for diagnosis, or
+// nil when it is sound (see Options.AllowDamaged).
+func (l *Ledger) Damage() error { return l.damage }
+
+// ReadOnly reports whether the ledger refuses writes.
+func (l *Ledger) ReadOnly() bool { return l.readOnly }
+
+// Size returns the number of durable events in the log.
 func (l *Ledger) Size() int64 {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.size
+	v, err := l.acquire()
+	if err != nil {
+		return 0
+	}
+	defer l.releaseView(v)
+	return v.size
 }
 
 // PebbleOptions returns the options the ledger opens its Pebble store
@@ -363,8 +258,12 @@ func (l *Ledger) Size() int64 {
 // messages routed to logger at debug level. `ledger bench` opens its bare
 // Pebble stores, the limits of its figures, with the same options.
 func PebbleOptions(logger *slog.Logger) *pebble.Options {
+	return pebbleOptions(pebbleLogger{l: logger})
+}
+
+func pebbleOptions(pl pebbleLogger) *pebble.Options {
 	o := &pebble.Options{
-		Logger:             pebbleLogger{logger},
+		Logger:             pl,
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       64 << 20,
 		CacheSize:          256 << 20,
@@ -375,32 +274,71 @@ func PebbleOptions(logger *slog.Logger) *pebble.Options {
 	// MinLZ on the upper levels, zstd level 1 on the bottom two, where
 	// nearly all the documents end up.
 	o.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
+	// A checksum failure is reported to the reader that met it (as an
+	// error wrapping pebble's ErrCorruption) instead of ending the
+	// process, Pebble's default.
+	o.EventListener = &pebble.EventListener{
+		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			if pl.l != nil {
+				pl.l.Error("store corruption", "path", info.Path, "err", info.Details)
+			}
+		},
+		BackgroundError: func(err error) {
+			if pl.l != nil {
+				pl.l.Warn("store background error", "err", err)
+			}
+		},
+	}
 	o.EnsureDefaults()
 	return o
 }
 
 // pebbleLogger routes Pebble's log lines to slog at debug level, so they
-// never reach a user's terminal unless --verbose.
-type pebbleLogger struct{ l *slog.Logger }
+// never reach a user's terminal unless asked for, and turns Pebble's fatal
+// messages into OnFatal or a *FatalError panic (never Pebble's os.Exit
+// with a stack trace).
+type pebbleLogger struct {
+	l       *slog.Logger
+	onFatal func(string)
+	record  *atomic.Pointer[string]
+}
 
 func (p pebbleLogger) Infof(format string, args ...any) {
 	if p.l != nil {
 		p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
 	}
 }
+
 func (p pebbleLogger) Errorf(format string, args ...any) {
 	if p.l != nil {
 		p.l.Warn(fmt.Sprintf(format, args...), "component", "pebble")
 	}
 }
+
 func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := oneLine(fmt.Sprintf(format, args...))
 	if p.l != nil {
-		p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+		p.l.Error(msg, "component", "pebble")
 	}
-	os.Exit(1)
+	if p.record != nil {
+		p.record.Store(&msg)
+	}
+	if p.onFatal != nil {
+		p.onFatal(msg)
+	}
+	panic(&FatalError{Msg: msg})
 }
 
-// waitCtx is a helper that returns ctx.Err() if ctx is done first.
+// oneLine keeps the first line of s, at most 300 bytes of it.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// waitCtx returns ctx.Err() if ctx is done before ch is closed.
 func waitCtx(ctx context.Context, ch <-chan struct{}) error {
 	select {
 	case <-ch:
@@ -412,3 +350,25 @@ func waitCtx(ctx context.Context, ch <-chan struct{}) error {
 
 // Inspector returns the ledger's document inspector.
 func (l *Ledger) Inspector() *inspect.Inspector { return l.ins }
+
+// getCopy returns a copy of the value at key in r, or ErrNotFound.
+func getCopy(r pebble.Reader, key []byte) ([]byte, error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	out := bytes.Clone(v)
+	closer.Close()
+	return out, nil
+}
+
+// storeErr marks a Pebble checksum failure as ErrCorrupt.
+func storeErr(err error) error {
+	if err != nil && pebble.IsCorruptionError(err) {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return err
+}

@@ -17,100 +17,194 @@ var keyRebuilding = []byte("m/rebuilding")
 // ErrStaleProjections: a rebuild was interrupted; run `ledger rebuild`.
 var ErrStaleProjections = errors.New("projections are incomplete (a rebuild was interrupted): run ledger rebuild")
 
-// Snapshot is a consistent read-only view of the store, for queries over
-// projections. Close it when done.
-type Snapshot struct {
-	s *pebble.Snapshot
+// Projector derives index entries from events. For every batch the
+// sequencer calls Begin, then Project for each appended event in order, then
+// Flush, all writing into the events' own Pebble batch: projections are
+// committed (or lost) together with the events. A projection must be a
+// function of the events alone (their leaves, see Event.Attrs): `ledger
+// rebuild` recomputes it from the log, and must get the same keys and
+// values whatever the batch boundaries were.
+type Projector interface {
+	// Name identifies the projector in errors.
+	Name() string
+	// Begin starts a batch. The returned ProjectionBatch may gather updates
+	// in memory and write them in Flush; it is dropped when the batch fails.
+	Begin() ProjectionBatch
 }
 
-// Snapshot returns a view of the store as of now.
-func (l *Ledger) Snapshot() *Snapshot { return &Snapshot{s: l.db.NewSnapshot()} }
+// ProjectionBatch gathers one batch's projection updates.
+type ProjectionBatch interface {
+	// Project adds what ev implies.
+	Project(w Writer, ev *Event) error
+	// Flush writes everything gathered.
+	Flush(w Writer) error
+}
+
+// Writer is the view of a batch a Projector gets. Reads see the store as
+// of the batch's start, not the batch's own writes: a ProjectionBatch
+// keeps what it has written itself (and writes each key once, in Flush).
+type Writer interface {
+	Get(key []byte) ([]byte, error) // ErrNotFound when absent
+	Set(key, value []byte) error
+	Delete(key []byte) error
+}
+
+// ProjectionPrefix is the keyspace reserved for projections; the ledger
+// never writes under it itself.
+var ProjectionPrefix = []byte("x/")
+
+func (l *Ledger) beginProjections() []ProjectionBatch {
+	pbs := make([]ProjectionBatch, len(l.proj))
+	for i, p := range l.proj {
+		pbs[i] = p.Begin()
+	}
+	return pbs
+}
+
+func (l *Ledger) project(w Writer, pbs []ProjectionBatch, ev *Event) error {
+	for i, pb := range pbs {
+		if err := pb.Project(w, ev); err != nil {
+			return fmt.Errorf("projection %s, event %d: %w", l.proj[i].Name(), ev.Seq, err)
+		}
+	}
+	return nil
+}
+
+func (l *Ledger) flushProjections(w Writer, pbs []ProjectionBatch) error {
+	for i, pb := range pbs {
+		if err := pb.Flush(w); err != nil {
+			return fmt.Errorf("projection %s: %w", l.proj[i].Name(), err)
+		}
+	}
+	return nil
+}
+
+// Snapshot is a consistent read-only view of the log's durable state, for
+// queries over projections. Close it when done.
+type Snapshot struct {
+	l   *Ledger
+	v   *view
+	err error // why the snapshot could not be taken (the ledger is closed)
+}
+
+// Snapshot returns a view of the durable state as of now. When the ledger
+// is closed, the snapshot's reads return ErrClosed.
+func (l *Ledger) Snapshot() *Snapshot {
+	v, err := l.acquire()
+	return &Snapshot{l: l, v: v, err: err}
+}
+
+// Size is the number of events the snapshot holds.
+func (s *Snapshot) Size() int64 {
+	if s.v == nil {
+		return 0
+	}
+	return s.v.size
+}
 
 // Get returns a copy of the value at key, or ErrNotFound.
-func (s *Snapshot) Get(key []byte) ([]byte, error) { return getCopy(s.s, key) }
+func (s *Snapshot) Get(key []byte) ([]byte, error) {
+	if s.v == nil {
+		return nil, s.closedErr()
+	}
+	return getCopy(s.v.r, key)
+}
+
+func (s *Snapshot) closedErr() error {
+	if s.err != nil {
+		return s.err
+	}
+	return ErrClosed
+}
 
 // Range calls fn for each key in [lower, upper) in order until fn returns
 // false or an error. k and v are only valid during the call.
-func (s *Snapshot) Range(lower, upper []byte, fn func(k, v []byte) (bool, error)) error {
-	it, err := s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+func (s *Snapshot) Range(lower, upper []byte, fn func(k, v []byte) (bool, error)) (err error) {
+	if s.v == nil {
+		return s.closedErr()
+	}
+	it, err := viewIter(s.v, lower, upper)
 	if err != nil {
 		return err
 	}
-	defer it.Close()
+	defer closeIter(it, &err)
 	for ok := it.First(); ok; ok = it.Next() {
 		more, err := fn(it.Key(), it.Value())
 		if err != nil || !more {
 			return err
 		}
 	}
-	return it.Error()
+	return storeErr(it.Error())
 }
 
 // Close releases the snapshot.
-func (s *Snapshot) Close() error { return s.s.Close() }
-
-// projectionsStale reports whether a rebuild was interrupted. The flag is
-// read from the store when the ledger opens and kept by Rebuild, the only
-// writer of the mark (Pebble's lock keeps other processes out), so the
-// sequencer checks it without a read per batch.
-func (l *Ledger) projectionsStale() (bool, error) {
-	return l.stale.Load(), nil
-}
-
-// loadStale reads the rebuild mark from the store.
-func (l *Ledger) loadStale() error {
-	_, err := l.get(keyRebuilding)
-	if errors.Is(err, ErrNotFound) {
-		l.stale.Store(false)
-		return nil
+func (s *Snapshot) Close() error {
+	if s.v != nil {
+		s.l.releaseView(s.v)
+		s.v = nil
 	}
-	if err != nil {
-		return err
-	}
-	l.stale.Store(true)
 	return nil
 }
 
 // ProjectionsStale reports whether an interrupted rebuild left the
-// projections incomplete.
-func (l *Ledger) ProjectionsStale() bool {
-	stale, err := l.projectionsStale()
-	return stale || err != nil
-}
+// projections incomplete. The flag is read from the store when the ledger
+// opens and kept by Rebuild, the only writer of the mark (the store's lock
+// keeps other processes out).
+func (l *Ledger) ProjectionsStale() bool { return l.stale.Load() }
 
 // RebuildChunk is how many events a rebuild projects per batch.
 const RebuildChunk = 4096
 
 // Rebuild drops every projection (the x/ keyspace) and recomputes it from
 // the log with the ledger's projectors, in log order and in batches of
-// RebuildChunk events. Appends wait while it runs. progress, when not nil,
-// is called after each batch with the number of events projected so far.
-// The result is identical, key for key, to what incremental appends built.
-func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
-	if l.queue == nil {
-		return fmt.Errorf("ledger opened read-only: %w", ErrClosed)
+// RebuildChunk events. Appends wait while it runs; readers keep seeing the
+// projections as they were until it completes. progress, when not nil, is
+// called after each batch with the number of events projected so far. The
+// result is identical, key for key, to what incremental appends built.
+// The leaves it reads are checked against the signed tree: a leaf altered
+// on disk fails the rebuild (which leaves the projections marked stale)
+// instead of changing what the projections say.
+func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err error) {
+	if l.readOnly {
+		return ErrReadOnly
 	}
 	l.seqMu.Lock()
 	defer l.seqMu.Unlock()
+	defer recoverFatal(&err)
+	if err := l.waitPublished(); err != nil {
+		return err
+	}
+	v, err := l.acquire()
+	if err != nil {
+		return err
+	}
+	defer l.releaseView(v)
 	start := l.db.NewBatch()
-	start.Set(keyRebuilding, []byte{1}, nil)
-	start.DeleteRange(ProjectionPrefix, prefixEnd(ProjectionPrefix), nil)
-	if err := start.Commit(pebble.Sync); err != nil {
+	err = errors.Join(start.Set(keyRebuilding, []byte{1}, nil),
+		start.DeleteRange(ProjectionPrefix, prefixEnd(ProjectionPrefix), nil))
+	if err == nil {
+		err = start.Commit(pebble.Sync)
+	}
+	start.Close()
+	if err != nil {
 		return fmt.Errorf("rebuild: clear projections: %w", err)
 	}
 	l.stale.Store(true)
-	size := l.Size()
+	size := v.size
 	written := newKeyFilter(size * rebuildKeysPerEvent)
 	var done int64
 	var b *pebble.Batch
 	var pbs []ProjectionBatch
+	tree := newRootBuilder()
 	commit := func(last bool) error {
-		if err := l.flushProjections(rebuildWriter{batchWriter{l, b}, written}, pbs); err != nil {
+		if err := l.flushProjections(rebuildWriter{batchWriter{l.db, b}, written}, pbs); err != nil {
 			return err
 		}
 		opt := pebble.NoSync
 		if last {
-			b.Delete(keyRebuilding, nil)
+			if err := b.Delete(keyRebuilding, nil); err != nil {
+				return err
+			}
 			opt = pebble.Sync
 		}
 		err := b.Commit(opt)
@@ -119,26 +213,21 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
 		if err != nil {
 			return fmt.Errorf("rebuild: commit: %w", err)
 		}
-		if last {
-			l.stale.Store(false)
-		}
 		if progress != nil {
 			progress(done)
 		}
 		return nil
 	}
-	err := l.Scan(0, false, func(ev *Event) (bool, error) {
-		if ev.Seq >= size {
-			return false, nil
-		}
+	err = l.scanView(ctx, v, 0, func(ev *Event, leaf string) (bool, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
+		tree.add(leafHashString(leaf))
 		if b == nil {
 			b = l.db.NewBatch()
 			pbs = l.beginProjections()
 		}
-		if err := l.project(rebuildWriter{batchWriter{l, b}, written}, pbs, ev); err != nil {
+		if err := l.project(rebuildWriter{batchWriter{l.db, b}, written}, pbs, ev); err != nil {
 			return false, err
 		}
 		done++
@@ -153,11 +242,23 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) error {
 		}
 		return err
 	}
+	if root := tree.root(); root != v.ckpt.c.Root {
+		if b != nil {
+			b.Close()
+		}
+		return l.leafMismatch(v, fmt.Sprintf("rebuild: the leaves give tree root %s for size %d, the signed checkpoint says %s", b64(root[:]), size, b64(v.ckpt.c.Root[:])))
+	}
 	if b == nil {
 		b = l.db.NewBatch()
 		pbs = l.beginProjections()
 	}
-	return commit(true)
+	if err := commit(true); err != nil {
+		return err
+	}
+	l.stale.Store(false)
+	// Readers see the rebuilt projections from now on.
+	l.publish(l.next, l.db.NewSnapshot())
+	return nil
 }
 
 // rebuildWriter is the Writer of a rebuild's batches. The rebuild cleared

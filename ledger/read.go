@@ -6,45 +6,365 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/codec/canonjson"
 )
 
-// Event returns event seq; withData also loads the original document bytes.
-func (l *Ledger) Event(seq int64, withData bool) (*Event, error) {
-	if seq < 0 {
-		return nil, fmt.Errorf("event %d: %w", seq, ErrNotFound)
-	}
-	v, err := l.get(eventKey(seq))
-	if err != nil {
-		return nil, fmt.Errorf("event %d: %w", seq, err)
-	}
-	ev, err := decodeLeafValue(v)
-	if err != nil || !withData {
-		return ev, err
-	}
-	return ev, l.loadData(ev)
-}
+// Every read goes through a published view (view.go): it sees the durable
+// log, never a batch whose sync is pending. Reads that answer with stored
+// bytes check them: a leaf against the tree, a document against its leaf.
 
-func decodeLeafValue(v []byte) (*Event, error) {
-	leaf, err := leafOf(v)
+// Event returns event seq; withData also loads the original document
+// bytes. The leaf is checked against the tree hash stored for it and the
+// document against the leaf's digest and size; a mismatch is an error
+// wrapping ErrCorrupt that names the event.
+func (l *Ledger) Event(seq int64, withData bool) (*Event, error) {
+	v, err := l.acquire()
 	if err != nil {
 		return nil, err
 	}
-	ev, err := ParseLeaf(leaf)
+	defer l.releaseView(v)
+	ev, _, err := l.eventAt(v, seq, withData)
+	return ev, err
+}
+
+// VerifiedEvent is Event with the leaf proven included in the tree of the
+// latest signed checkpoint (an inclusion proof computed from the stored
+// hashes and checked against the signed root): what `get --raw` serves.
+func (l *Ledger) VerifiedEvent(seq int64, withData bool) (*Event, error) {
+	v, err := l.acquire()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, err
+	}
+	defer l.releaseView(v)
+	ev, leaf, err := l.eventAt(v, seq, withData)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyIncluded(v, seq, leaf); err != nil {
+		return nil, err
 	}
 	return ev, nil
 }
 
-// decodeLeafString is decodeLeafValue of a value held as a string, with a
-// kept parser: the event's strings share the string's memory instead of a
-// copy (scans read many leaves).
+// verifyIncluded proves leaf seq in the tree of v's signed checkpoint.
+func verifyIncluded(v *view, seq int64, leaf []byte) error {
+	if v.ckpt.note == nil {
+		return fmt.Errorf("event %d: %w: no signed checkpoint to check it against", seq, ErrDamaged)
+	}
+	p, err := tlog.ProveRecord(v.size, seq, hashReader{r: v.r})
+	if err != nil {
+		return fmt.Errorf("event %d: prove inclusion: %w", seq, err)
+	}
+	if err := tlog.CheckRecord(p, v.size, v.ckpt.c.Root, seq, tlog.RecordHash(leaf)); err != nil {
+		return fmt.Errorf("%w: event %d: its leaf is not the one the signed tree of size %d holds (altered on disk): %v", ErrCorrupt, seq, v.size, err)
+	}
+	return nil
+}
+
+// eventAt reads event seq from v and returns it with its leaf.
+func (l *Ledger) eventAt(v *view, seq int64, withData bool) (*Event, []byte, error) {
+	if seq < 0 || seq >= v.size {
+		return nil, nil, fmt.Errorf("event %d: %w", seq, ErrNotFound)
+	}
+	raw, err := viewGet(v, eventKey(seq))
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil, fmt.Errorf("%w: event %d is missing from a log of %d events", ErrCorrupt, seq, v.size)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("event %d: %w", seq, err)
+	}
+	leaf, err := leafOf(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("event %d: %w", seq, err)
+	}
+	h, err := viewGet(v, hashKey(tlog.StoredHashIndex(0, seq)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("event %d: its tree hash: %w", seq, err)
+	}
+	if want := tlog.RecordHash(leaf); !bytes.Equal(h, want[:]) {
+		return nil, nil, fmt.Errorf("%w: event %d: its leaf does not match the tree hash stored for it (altered on disk)", ErrCorrupt, seq)
+	}
+	ev, err := ParseLeaf(leaf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: event %d: %v", ErrCorrupt, seq, err)
+	}
+	if ev.Seq != seq {
+		return nil, nil, fmt.Errorf("%w: event %d: its leaf says seq %d", ErrCorrupt, seq, ev.Seq)
+	}
+	if withData {
+		if err := l.loadData(v, ev); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ev, leaf, nil
+}
+
+// loadData reads an event's document bytes into ev.Data and checks them
+// against the leaf's digest and size.
+func (l *Ledger) loadData(v *view, ev *Event) error {
+	raw, err := viewGet(v, dataKey(ev.Seq))
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w: event %d has no document", ErrCorrupt, ev.Seq)
+	}
+	if err != nil {
+		return fmt.Errorf("event %d document: %w", ev.Seq, err)
+	}
+	d, err := l.decodePayload(raw)
+	if err != nil {
+		return fmt.Errorf("event %d: %w", ev.Seq, err)
+	}
+	return setData(ev, d)
+}
+
+// setData sets ev.Data after checking it against the leaf.
+func setData(ev *Event, d []byte) error {
+	if int64(len(d)) != ev.Size || sha256Sum(d) != ev.Digest {
+		return fmt.Errorf("%w: event %d: its document does not match the digest and size its leaf commits to (altered on disk)", ErrCorrupt, ev.Seq)
+	}
+	ev.Data = d
+	return nil
+}
+
+// Seen is the replay check an append makes, alone: whether a document
+// identity of a kind is in the durable log and, if so, its event's
+// sequence number. It is one point lookup of the identity index (Pebble
+// bloom filters on every level keep it O(1) as the ledger grows) and
+// reads no event.
+func (l *Ledger) Seen(kind codec.Kind, id string) (seq int64, found bool, err error) {
+	v, err := l.acquire()
+	if err != nil {
+		return -1, false, err
+	}
+	defer l.releaseView(v)
+	iv, found, err := lookupIdent(v.r, nil, kind, id)
+	if err != nil || !found {
+		return -1, false, err
+	}
+	return iv.seq, true, nil
+}
+
+// Lookup finds the event of a document identity (a receipt_id, an AVIR
+// chain_hash or spec hash, a bundle's "<task uuid>@<created_ns>") in any kind.
+func (l *Ledger) Lookup(id string) (*Event, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer l.releaseView(v)
+	for _, kind := range lookupOrder {
+		iv, found, err := lookupIdent(v.r, nil, kind, id)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			ev, _, err := l.eventAt(v, iv.seq, false)
+			return ev, err
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+}
+
+// lookupOrder fixes the order Lookup tries the kinds in.
+var lookupOrder = []codec.Kind{codec.KindVRF, codec.KindAVIRAttestation, codec.KindAVIRSpec, codec.KindRVWW, KindRollback}
+
+// LookupKind finds the event of an identity within one kind.
+func (l *Ledger) LookupKind(kind codec.Kind, id string) (*Event, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer l.releaseView(v)
+	iv, found, err := lookupIdent(v.r, nil, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%s %s: %w", kind, id, ErrNotFound)
+	}
+	ev, _, err := l.eventAt(v, iv.seq, false)
+	return ev, err
+}
+
+// Scan calls fn for events from seq `from` on, in order, until fn returns
+// false or an error. withData loads document bytes (checked against their
+// leaves). Leaves are decoded on several goroutines ahead of fn; every
+// goroutine and iterator is done before Scan returns.
+func (l *Ledger) Scan(from int64, withData bool, fn func(*Event) (bool, error)) error {
+	return l.ScanContext(context.Background(), from, withData, fn)
+}
+
+// ScanContext is Scan that stops when ctx is done.
+func (l *Ledger) ScanContext(ctx context.Context, from int64, withData bool, fn func(*Event) (bool, error)) (err error) {
+	v, err := l.acquire()
+	if err != nil {
+		return err
+	}
+	defer l.releaseView(v)
+	if !withData {
+		return l.scanView(ctx, v, from, func(ev *Event, _ string) (bool, error) { return fn(ev) })
+	}
+	dataIt, err := viewIter(v, dataKey(max(from, 0)), dataKey(v.size))
+	if err != nil {
+		return err
+	}
+	defer closeIter(dataIt, &err)
+	dataIt.First()
+	return l.scanView(ctx, v, from, func(ev *Event, _ string) (bool, error) {
+		k := dataKey(ev.Seq)
+		if !dataIt.Valid() || !bytes.Equal(dataIt.Key(), k) {
+			if !dataIt.SeekGE(k) || !bytes.Equal(dataIt.Key(), k) {
+				if err := dataIt.Error(); err != nil {
+					return false, storeErr(err)
+				}
+				return false, fmt.Errorf("%w: event %d has no document", ErrCorrupt, ev.Seq)
+			}
+		}
+		d, err := l.decodePayload(dataIt.Value())
+		if err != nil {
+			return false, fmt.Errorf("event %d: %w", ev.Seq, err)
+		}
+		if err := setData(ev, d); err != nil {
+			return false, err
+		}
+		dataIt.Next()
+		return fn(ev)
+	})
+}
+
+// scanView reads the leaves of v from seq `from` on with one iterator,
+// decodes them in chunks on GOMAXPROCS goroutines, and hands the events (and
+// their leaves) to fn in order. Events must be dense: a missing or
+// misplaced leaf is an error wrapping ErrCorrupt. The reader goroutine and
+// the workers have stopped, and the iterator is closed, when it returns.
+func (l *Ledger) scanView(ctx context.Context, v *view, from int64, fn func(*Event, string) (bool, error)) error {
+	from = max(from, 0)
+	if from >= v.size {
+		return nil
+	}
+	const chunk = 512
+	type job struct {
+		first int64 // seq of raws[0]
+		raws  []string
+		evs   []*Event
+		err   error
+		done  chan struct{}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel: every goroutine has returned
+	defer cancel()
+	workers := max(1, runtime.GOMAXPROCS(0))
+	jobs := make(chan *job, workers)
+	order := make(chan *job, 2*workers)
+	var readErr error // written by the reader before it closes order
+	wg.Add(1)
+	go func() { // reader
+		defer wg.Done()
+		defer close(jobs)
+		defer close(order)
+		it, err := viewIter(v, eventKey(from), eventKey(v.size))
+		if err != nil {
+			readErr = err
+			return
+		}
+		defer closeIter(it, &readErr)
+		next := from
+		j := &job{first: next, done: make(chan struct{})}
+		send := func() bool {
+			select {
+			case order <- j:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				return false
+			}
+			j = &job{first: next, done: make(chan struct{})}
+			return true
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			seq, err := decodeKeySeq(prefixEvent, it.Key())
+			if err == nil && seq != next {
+				err = fmt.Errorf("%w: event %d is missing from a log of %d events (the next stored one is %d)", ErrCorrupt, next, v.size, seq)
+			}
+			if err != nil {
+				readErr = err
+				return
+			}
+			j.raws = append(j.raws, string(it.Value()))
+			next++
+			if len(j.raws) == chunk && !send() {
+				return
+			}
+		}
+		if err := it.Error(); err != nil {
+			readErr = storeErr(err)
+			return
+		}
+		if next != v.size {
+			readErr = fmt.Errorf("%w: event %d is missing from a log of %d events", ErrCorrupt, next, v.size)
+			return
+		}
+		if len(j.raws) > 0 {
+			send()
+		}
+	}()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ps canonjson.Parser
+			for j := range jobs {
+				j.evs = make([]*Event, len(j.raws))
+				for i, raw := range j.raws {
+					seq := j.first + int64(i)
+					ev, err := decodeLeafString(&ps, raw)
+					if err == nil && ev.Seq != seq {
+						err = fmt.Errorf("%w: its leaf says seq %d", ErrCorrupt, ev.Seq)
+					}
+					if err != nil {
+						j.err = fmt.Errorf("event %d: %w", seq, err)
+						break
+					}
+					j.evs[i] = ev
+				}
+				close(j.done)
+			}
+		}()
+	}
+	for j := range order {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if j.err != nil {
+			return j.err
+		}
+		for i, ev := range j.evs {
+			more, err := fn(ev, j.raws[i][1:])
+			if err != nil || !more {
+				return err
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return readErr
+}
+
+// decodeLeafString decodes a value stored under e/ held as a string, with
+// a kept parser: the event's strings share the string's memory instead of
+// a copy (scans read many leaves).
 func decodeLeafString(ps *canonjson.Parser, v string) (*Event, error) {
 	if len(v) < 1 || v[0] != leafFormat {
 		return nil, fmt.Errorf("%w: event leaf format %v", ErrCorrupt, []byte(v[:min(1, len(v))]))
@@ -60,228 +380,73 @@ func decodeLeafString(ps *canonjson.Parser, v string) (*Event, error) {
 	return ev, nil
 }
 
-// loadData reads an event's document bytes into ev.Data.
-func (l *Ledger) loadData(ev *Event) error {
-	v, err := l.get(dataKey(ev.Seq))
-	if err != nil {
-		return fmt.Errorf("event %d document: %w", ev.Seq, err)
-	}
-	ev.Data, err = l.decodePayload(v)
-	return err
-}
-
-// Seen is the replay check an append makes, alone: whether a document
-// identity of a kind is in the ledger and, if so, its event's sequence
-// number. It is one point lookup of the identity index (Pebble bloom
-// filters on every level keep it O(1) as the ledger grows) and reads
-// no event.
-func (l *Ledger) Seen(kind codec.Kind, id string) (seq int64, found bool, err error) {
-	iv, found, err := l.lookupIdent(&overlay{}, kind, id)
-	if err != nil || !found {
-		return -1, false, err
-	}
-	return iv.seq, true, nil
-}
-
-// Lookup finds the event of a document identity (a receipt_id, an AVIR
-// chain_hash or spec hash, a bundle's "<task uuid>@<created_ns>") in any kind.
-func (l *Ledger) Lookup(id string) (*Event, error) {
-	for _, kind := range lookupOrder {
-		iv, found, err := l.lookupIdent(&overlay{}, kind, id)
-		if err != nil {
-			return nil, err
-		}
-		if found {
-			return l.Event(iv.seq, false)
-		}
-	}
-	return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
-}
-
-// lookupOrder fixes the order Lookup tries the kinds in.
-var lookupOrder = []codec.Kind{codec.KindVRF, codec.KindAVIRAttestation, codec.KindAVIRSpec, codec.KindRVWW, KindRollback}
-
-// LookupKind finds the event of an identity within one kind.
-func (l *Ledger) LookupKind(kind codec.Kind, id string) (*Event, error) {
-	iv, found, err := l.lookupIdent(&overlay{}, kind, id)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, fmt.Errorf("%s %s: %w", kind, id, ErrNotFound)
-	}
-	return l.Event(iv.seq, false)
-}
-
-// Scan calls fn for events from seq `from` on, in order, until fn returns
-// false or an error. withData loads document bytes. Leaves are decoded on
-// several goroutines ahead of fn.
-func (l *Ledger) Scan(from int64, withData bool, fn func(*Event) (bool, error)) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var dataIt *pebble.Iterator
-	if withData {
-		var err error
-		if dataIt, err = l.db.NewIter(&pebble.IterOptions{LowerBound: dataKey(max(from, 0)), UpperBound: prefixEnd(prefixData)}); err != nil {
-			return err
-		}
-		defer dataIt.Close()
-		dataIt.First()
-	}
-	return l.scanLeaves(ctx, from, func(ev *Event) (bool, error) {
-		if withData {
-			k := dataKey(ev.Seq)
-			if !dataIt.Valid() || !bytes.Equal(dataIt.Key(), k) {
-				if !dataIt.SeekGE(k) || !bytes.Equal(dataIt.Key(), k) {
-					return false, fmt.Errorf("%w: event %d has no document", ErrCorrupt, ev.Seq)
-				}
-			}
-			d, err := l.decodePayload(dataIt.Value())
-			if err != nil {
-				return false, err
-			}
-			ev.Data = d
-			dataIt.Next()
-		}
-		return fn(ev)
-	})
-}
-
-// scanLeaves reads leaves in order with one iterator, decodes them in
-// chunks on GOMAXPROCS goroutines, and hands the events to fn in order.
-func (l *Ledger) scanLeaves(ctx context.Context, from int64, fn func(*Event) (bool, error)) error {
-	const chunk = 512
-	type job struct {
-		raws []string
-		evs  []*Event
-		err  error
-		done chan struct{}
-	}
-	workers := max(1, runtime.GOMAXPROCS(0))
-	jobs := make(chan *job, workers)
-	order := make(chan *job, 2*workers)
-	var readErr error
-	go func() { // reader
-		defer close(jobs)
-		defer close(order)
-		it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: eventKey(max(from, 0)), UpperBound: prefixEnd(prefixEvent)})
-		if err != nil {
-			readErr = err
-			return
-		}
-		defer it.Close()
-		j := &job{done: make(chan struct{})}
-		send := func() bool {
-			select {
-			case order <- j:
-			case <-ctx.Done():
-				return false
-			}
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				return false
-			}
-			j = &job{done: make(chan struct{})}
-			return true
-		}
-		for ok := it.First(); ok; ok = it.Next() {
-			j.raws = append(j.raws, string(it.Value()))
-			if len(j.raws) == chunk && !send() {
-				return
-			}
-		}
-		readErr = it.Error()
-		if len(j.raws) > 0 {
-			send()
-		}
-	}()
-	for w := 0; w < workers; w++ {
-		go func() {
-			var ps canonjson.Parser
-			for j := range jobs {
-				j.evs = make([]*Event, len(j.raws))
-				for i, raw := range j.raws {
-					if j.evs[i], j.err = decodeLeafString(&ps, raw); j.err != nil {
-						break
-					}
-				}
-				j.raws = nil
-				close(j.done)
-			}
-		}()
-	}
-	for j := range order {
-		select {
-		case <-j.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if j.err != nil {
-			return j.err
-		}
-		for _, ev := range j.evs {
-			more, err := fn(ev)
-			if err != nil || !more {
-				return err
-			}
-		}
-	}
-	return readErr
-}
-
 // FirstAt returns the sequence number of the first event appended at or
 // after t (Size() when none), using the time index.
-func (l *Ledger) FirstAt(t time.Time) (int64, error) {
-	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: timeKey(t.UnixNano(), 0), UpperBound: prefixEnd(prefixTime)})
+func (l *Ledger) FirstAt(t time.Time) (seq int64, err error) {
+	v, err := l.acquire()
 	if err != nil {
 		return 0, err
 	}
-	defer it.Close()
-	if !it.First() {
-		return l.Size(), it.Error()
-	}
-	k := it.Key()
-	return int64(be64(k[len(prefixTime)+8:])), nil
-}
-
-// taskSeqs returns the sequence numbers of a task's events in log order.
-func (l *Ledger) taskSeqs(task string) ([]int64, error) {
-	p := taskPrefix(task)
-	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	defer l.releaseView(v)
+	it, err := viewIter(v, timeKey(t.UnixNano(), 0), prefixEnd(prefixTime))
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	defer it.Close()
-	var out []int64
-	for ok := it.First(); ok; ok = it.Next() {
-		out = append(out, int64(be64(it.Key()[len(p):])))
+	defer closeIter(it, &err)
+	if !it.First() {
+		return v.size, storeErr(it.Error())
 	}
-	return out, it.Error()
+	_, seq, err = decodeTimeKey(it.Key())
+	if err != nil {
+		return 0, err
+	}
+	return min(seq, v.size), nil
 }
 
 // TaskHistory returns a task's events (bundles and rollbacks) in log order.
-func (l *Ledger) TaskHistory(task string) ([]*Event, error) {
-	seqs, err := l.taskSeqs(task)
+func (l *Ledger) TaskHistory(task string) (out []*Event, err error) {
+	v, err := l.acquire()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Event, 0, len(seqs))
-	for _, s := range seqs {
-		ev, err := l.Event(s, false)
+	defer l.releaseView(v)
+	p := taskPrefix(task)
+	it, err := viewIter(v, p, prefixEnd(p))
+	if err != nil {
+		return nil, err
+	}
+	defer closeIter(it, &err)
+	for ok := it.First(); ok; ok = it.Next() {
+		seq, err := decodeKeySeq(p, it.Key())
+		if err != nil {
+			return nil, err
+		}
+		ev, _, err := l.eventAt(v, seq, false)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, ev)
 	}
-	return out, nil
+	return out, storeErr(it.Error())
 }
 
 // Chain returns the receipt chain that id belongs to, oldest first: back
 // along previous_receipt links to the first receipt, then forward along
 // successors to the latest.
 func (l *Ledger) Chain(id string) ([]*Event, error) {
-	ev, err := l.LookupKind(codec.KindVRF, id)
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer l.releaseView(v)
+	iv, found, err := lookupIdent(v.r, nil, codec.KindVRF, id)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("vrf %s: %w", id, ErrNotFound)
+	}
+	ev, _, err := l.eventAt(v, iv.seq, false)
 	if err != nil {
 		return nil, err
 	}
@@ -292,11 +457,11 @@ func (l *Ledger) Chain(id string) ([]*Event, error) {
 		if prev == nil {
 			break
 		}
-		if cur, err = l.Event(prev.Seq, false); err != nil {
-			return nil, err
+		if prev.Seq >= cur.Seq {
+			return nil, fmt.Errorf("%w: event %d links forward to event %d", ErrCorrupt, cur.Seq, prev.Seq)
 		}
-		if len(back) > int(l.Size()) {
-			return nil, fmt.Errorf("%w: receipt chain loops", ErrCorrupt)
+		if cur, _, err = l.eventAt(v, prev.Seq, false); err != nil {
+			return nil, err
 		}
 	}
 	out := make([]*Event, 0, len(back))
@@ -304,20 +469,20 @@ func (l *Ledger) Chain(id string) ([]*Event, error) {
 		out = append(out, back[i])
 	}
 	for cur := ev; ; {
-		succ, ok, err := l.successor(&overlay{}, cur.ID)
+		succ, ok, err := successor(v.r, nil, cur.ID)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if !ok || succ >= v.size {
 			break
 		}
-		if cur, err = l.Event(succ, false); err != nil {
+		if succ <= cur.Seq {
+			return nil, fmt.Errorf("%w: receipt %s's successor entry points back to event %d", ErrCorrupt, cur.ID, succ)
+		}
+		if cur, _, err = l.eventAt(v, succ, false); err != nil {
 			return nil, err
 		}
 		out = append(out, cur)
-		if len(out) > int(l.Size()) {
-			return nil, fmt.Errorf("%w: receipt chain loops", ErrCorrupt)
-		}
 	}
 	return out, nil
 }
@@ -333,49 +498,70 @@ func linkOf(ev *Event, rel string) *Link {
 
 // Checkpoint returns the latest signed checkpoint.
 func (l *Ledger) Checkpoint() ([]byte, error) {
-	c, _, err := l.checkpointAt(0)
-	return c, err
+	v, err := l.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer l.releaseView(v)
+	if v.ckpt.note == nil {
+		return nil, fmt.Errorf("%w: no verified checkpoint", ErrDamaged)
+	}
+	return bytes.Clone(v.ckpt.note), nil
 }
 
-// checkpointAt returns the signed checkpoint for tree size n (0: the
-// latest), signing one now when the ledger kept none for n.
-func (l *Ledger) checkpointAt(n int64) ([]byte, Checkpoint, error) {
-	l.mu.RLock()
-	size, latest := l.size, l.latest
-	l.mu.RUnlock()
-	if n == 0 {
-		n = size
+// TreeHash returns the root of the tree of the first n durable events.
+func (l *Ledger) TreeHash(n int64) (tlog.Hash, error) {
+	v, err := l.acquire()
+	if err != nil {
+		return tlog.Hash{}, err
 	}
-	if n < 0 || n > size {
-		return nil, Checkpoint{}, fmt.Errorf("tree size %d: the ledger has %d events", n, size)
+	defer l.releaseView(v)
+	if n < 0 || n > v.size {
+		return tlog.Hash{}, fmt.Errorf("tree size %d: the ledger has %d events", n, v.size)
 	}
-	if latest != nil && latest.c.Size == n {
-		return latest.note, latest.c, nil
+	return tlog.TreeHash(n, hashReader{r: v.r})
+}
+
+// checkpointAt returns the signed checkpoint for tree size n of v (0: the
+// latest). For an older size it returns the checkpoint the ledger kept, or
+// signs one now; either way only after proving that tree consistent with
+// the latest signed one, so that stored hashes altered on disk can never
+// make the ledger serve or sign a root it did not publish.
+func (l *Ledger) checkpointAt(v *view, n int64) ([]byte, Checkpoint, error) {
+	if v.ckpt.note == nil {
+		return nil, Checkpoint{}, fmt.Errorf("%w: no verified checkpoint", ErrDamaged)
 	}
-	if v, err := l.get(checkpointKey(n)); err == nil {
-		c, err := l.parseOwnCheckpoint(v)
-		return v, c, err
+	if n == 0 || n == v.size {
+		return v.ckpt.note, v.ckpt.c, nil
+	}
+	if n < 0 || n > v.size {
+		return nil, Checkpoint{}, fmt.Errorf("tree size %d: the ledger has %d events", n, v.size)
+	}
+	hr := hashReader{r: v.r}
+	root, err := tlog.TreeHash(n, hr)
+	if err != nil {
+		return nil, Checkpoint{}, err
+	}
+	p, err := tlog.ProveTree(v.size, n, hr)
+	if err != nil {
+		return nil, Checkpoint{}, err
+	}
+	if err := tlog.CheckTree(p, v.size, v.ckpt.c.Root, n, root); err != nil {
+		return nil, Checkpoint{}, fmt.Errorf("%w: the stored tree of size %d is not consistent with the signed tree of size %d (altered on disk): %v", ErrCorrupt, n, v.size, err)
+	}
+	c := Checkpoint{Origin: l.origin, Size: n, Root: root}
+	if note, err := viewGet(v, checkpointKey(n)); err == nil {
+		kept, err := l.openNote(note)
+		if err != nil || kept != c {
+			return nil, Checkpoint{}, fmt.Errorf("%w: the checkpoint kept for size %d does not verify or does not match the tree", ErrCorrupt, n)
+		}
+		return note, c, nil
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, Checkpoint{}, err
 	}
 	if l.signer == nil {
-		return nil, Checkpoint{}, fmt.Errorf("no checkpoint kept for size %d and the ledger is open read-only", n)
+		return nil, Checkpoint{}, fmt.Errorf("no checkpoint kept for size %d and the ledger is open read-only: %w", n, ErrReadOnly)
 	}
-	root, err := l.TreeHash(n)
-	if err != nil {
-		return nil, Checkpoint{}, err
-	}
-	c := Checkpoint{Origin: l.origin, Size: n, Root: root}
-	signed, err := l.signer.sign(c)
-	return signed, c, err
-}
-
-// parseOwnCheckpoint reads a checkpoint the ledger stored itself. Audit
-// verifies stored signatures; serving one needs only its body.
-func (l *Ledger) parseOwnCheckpoint(signed []byte) (Checkpoint, error) {
-	text, _, ok := bytes.Cut(signed, []byte("\n\n"))
-	if !ok {
-		return Checkpoint{}, fmt.Errorf("%w: stored checkpoint has no signature block", ErrCorrupt)
-	}
-	return parseCheckpointText(string(text) + "\n")
+	note, err := l.sign(c)
+	return note, c, err
 }

@@ -4,46 +4,55 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 
 	"github.com/cockroachdb/pebble/v2"
-
 	"golang.org/x/mod/sumdb/tlog"
 )
 
 func sha256Sum(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }
 
-// hashReader reads tlog stored hashes from the store, seeing first the
-// hashes of a batch that is still being built.
+// leafHashString is tlog.RecordHash of a leaf held as a string.
+func leafHashString(leaf string) tlog.Hash {
+	h := sha256.New()
+	h.Write([]byte{0})
+	io.WriteString(h, leaf)
+	var out tlog.Hash
+	h.Sum(out[:0])
+	return out
+}
+
+// hashReader reads tlog stored hashes from r, seeing first the hashes of a
+// batch that is still being built.
 type hashReader struct {
-	l       *Ledger
+	r       pebble.Reader
 	pending map[int64]tlog.Hash
 }
 
 // ReadHashes implements tlog.HashReader. Proofs and tree hashes ask for
 // tens of hashes at once: they are read with one iterator.
-func (r hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
-	out := make([]tlog.Hash, len(indexes))
+func (h hashReader) ReadHashes(indexes []int64) (out []tlog.Hash, err error) {
+	out = make([]tlog.Hash, len(indexes))
 	var it *pebble.Iterator
 	defer func() {
 		if it != nil {
-			it.Close()
+			closeIter(it, &err)
 		}
 	}()
 	for i, idx := range indexes {
-		if h, ok := r.pending[idx]; ok {
-			out[i] = h
+		if hh, ok := h.pending[idx]; ok {
+			out[i] = hh
 			continue
 		}
 		if it == nil {
-			var err error
-			if it, err = r.l.db.NewIter(&pebble.IterOptions{LowerBound: prefixHash, UpperBound: prefixEnd(prefixHash)}); err != nil {
-				return nil, err
+			if it, err = h.r.NewIter(&pebble.IterOptions{LowerBound: prefixHash, UpperBound: prefixEnd(prefixHash)}); err != nil {
+				return nil, storeErr(err)
 			}
 		}
 		k := hashKey(idx)
 		if !it.SeekGE(k) || !bytes.Equal(it.Key(), k) {
 			if err := it.Error(); err != nil {
-				return nil, err
+				return nil, storeErr(err)
 			}
 			return nil, fmt.Errorf("%w: stored hash %d missing", ErrCorrupt, idx)
 		}
@@ -56,61 +65,34 @@ func (r hashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	return out, nil
 }
 
-// TreeHash returns the root of the tree of the first n events.
-func (l *Ledger) TreeHash(n int64) (tlog.Hash, error) {
-	if n < 0 || n > l.Size() {
-		return tlog.Hash{}, fmt.Errorf("tree size %d: the ledger has %d events", n, l.Size())
-	}
-	return tlog.TreeHash(n, hashReader{l: l})
+// rootBuilder computes the RFC 6962 root of leaves appended in order in
+// O(log n) memory (a compact range): export, rebuild and audit recompute
+// the root of the leaves they stream and compare it with the signed one.
+type rootBuilder struct {
+	n     int64
+	stack []tlog.Hash // roots of the perfect subtrees, largest first
 }
 
-// ProveInclusion returns an inclusion proof of event seq in the tree of
-// size n (n = 0 means the latest checkpoint's size), with the checkpoint
-// at that size (signed now if the ledger kept none for it).
-func (l *Ledger) ProveInclusion(seq, n int64) (*InclusionProof, error) {
-	ckpt, c, err := l.checkpointAt(n)
-	if err != nil {
-		return nil, err
+func newRootBuilder() *rootBuilder { return &rootBuilder{} }
+
+// add appends a leaf hash.
+func (b *rootBuilder) add(h tlog.Hash) {
+	b.stack = append(b.stack, h)
+	for n := b.n; n&1 == 1; n >>= 1 {
+		k := len(b.stack)
+		b.stack = append(b.stack[:k-2], tlog.NodeHash(b.stack[k-2], b.stack[k-1]))
 	}
-	if seq < 0 || seq >= c.Size {
-		return nil, fmt.Errorf("event %d is not in the tree of size %d: %w", seq, c.Size, ErrNotFound)
-	}
-	proof, err := tlog.ProveRecord(c.Size, seq, hashReader{l: l})
-	if err != nil {
-		return nil, fmt.Errorf("prove event %d: %w", seq, err)
-	}
-	v, err := l.get(eventKey(seq))
-	if err != nil {
-		return nil, fmt.Errorf("event %d: %w", seq, err)
-	}
-	leaf, err := leafOf(v)
-	if err != nil {
-		return nil, err
-	}
-	return &InclusionProof{Index: seq, Leaf: append([]byte(nil), leaf...), Hashes: proof, Checkpoint: ckpt}, nil
+	b.n++
 }
 
-// ProveConsistency returns a proof that the tree of size newSize (0 means
-// the latest) extends the tree of size oldSize.
-func (l *Ledger) ProveConsistency(oldSize, newSize int64) (*ConsistencyProof, error) {
-	ckpt, c, err := l.checkpointAt(newSize)
-	if err != nil {
-		return nil, err
+// root returns the root of the leaves added so far.
+func (b *rootBuilder) root() tlog.Hash {
+	if len(b.stack) == 0 {
+		return EmptyRoot
 	}
-	if oldSize < 0 || oldSize > c.Size {
-		return nil, fmt.Errorf("old size %d: must be between 0 and %d", oldSize, c.Size)
+	h := b.stack[len(b.stack)-1]
+	for i := len(b.stack) - 2; i >= 0; i-- {
+		h = tlog.NodeHash(b.stack[i], h)
 	}
-	p := &ConsistencyProof{OldSize: oldSize, Checkpoint: ckpt}
-	if oldSize > 0 {
-		if p.OldRoot, err = tlog.TreeHash(oldSize, hashReader{l: l}); err != nil {
-			return nil, err
-		}
-		if p.Hashes, err = tlog.ProveTree(c.Size, oldSize, hashReader{l: l}); err != nil {
-			return nil, fmt.Errorf("prove consistency %d→%d: %w", oldSize, c.Size, err)
-		}
-		if oc, err := l.get(checkpointKey(oldSize)); err == nil {
-			p.OldCheckpoint = oc
-		}
-	}
-	return p, nil
+	return h
 }

@@ -20,9 +20,12 @@ func appendCommand(e *env) *cli.Command {
 		Name:      "append",
 		Usage:     "verify documents and append them to the ledger",
 		ArgsUsage: "FILE... | DIR | -",
-		Description: "Decodes and verifies each input, then appends the accepted ones in one durable batch\n" +
-			"(receipts in chain order whatever order the files were given). A document whose identity is\n" +
-			"already in the ledger is refused: replay when its bytes are identical, conflict when they differ.\n\n" +
+		Description: "Decodes and verifies each input, then appends the accepted ones in durable batches (of at most\n" +
+			"--batch documents and 64 MiB), each fsynced before it is reported. Receipts are placed after the\n" +
+			"receipt they continue whatever order the files were given in. A document whose identity is already\n" +
+			"in the ledger is refused: replay when its bytes are identical, conflict when they differ. Inputs are\n" +
+			"regular files (symbolic links followed), directories (every file below) or - (standard input);\n" +
+			"FIFOs and devices are refused, and a document may be at most 64 MiB.\n\n" +
 			exitCodeHelp + "\n   5  some input was refused as a replay or conflict",
 		Flags: []cli.Flag{
 			dirFlag(),
@@ -30,7 +33,7 @@ func appendCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "allow-unsigned", Usage: "admit documents that carry no signature"},
 			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles, besides registered keys (repeatable)"},
 			&cli.StringFlag{Name: "trusted-signers", Usage: "file of Ed25519 public keys (one per line) allowed to sign"},
-			&cli.IntFlag{Name: "batch", Usage: "append in calls of at most N inputs, reporting each call as it is acknowledged (0: one call)"},
+			&cli.IntFlag{Name: "batch", Usage: "append in durable batches of at most N inputs, each reported as it is acknowledged (default 4096; batches also stop at 64 MiB)"},
 		},
 		Action: func(c *cli.Context) error { return runAppend(c, e) },
 	}
@@ -79,7 +82,11 @@ func runAppend(c *cli.Context, e *env) error {
 		}
 		opts.TrustedSigners = ts
 	}
-	names, err := expandInputs(c.Args().Slice())
+	batch := c.Int("batch")
+	if batch < 0 {
+		return usageErrorf("--batch must not be negative")
+	}
+	refs, err := expandInputs(c.Args().Slice())
 	if err != nil {
 		return err
 	}
@@ -88,21 +95,35 @@ func runAppend(c *cli.Context, e *env) error {
 		return err
 	}
 	defer l.Close()
-
-	batch := c.Int("batch")
-	if batch < 0 {
-		return usageErrorf("--batch must not be negative")
-	}
-	if batch == 0 {
-		batch = len(names)
+	docs := make([]ledger.DocRef, len(refs))
+	var stdin []byte
+	var stdinErr error
+	stdinRead := false
+	for i, r := range refs {
+		r := r
+		docs[i] = ledger.DocRef{Name: r.name, Load: func() ([]byte, error) {
+			switch {
+			case r.err != nil:
+				return nil, r.err
+			case r.name == "-":
+				// Standard input is read once (a retry reads it again).
+				if !stdinRead {
+					stdin, stdinErr = loadInput("-", e.stdin)
+					stdinRead = true
+				}
+				return stdin, stdinErr
+			}
+			return loadInput(r.name, e.stdin)
+		}}
 	}
 	worst := exitOK
-	for start := 0; start < len(names); start += batch {
-		code, err := appendChunk(c, e, l, names[start:min(start+batch, len(names))], opts)
-		if err != nil {
-			return err
-		}
-		worst = worse(worst, code)
+	asJSON := c.Bool("json")
+	err = l.AppendStream(c.Context, docs, ledger.StreamOptions{AppendOptions: opts, MaxEvents: batch}, func(o ledger.Outcome) error {
+		worst = worse(worst, outcomeExit(o))
+		return writeOutcome(e, asJSON, o)
+	})
+	if err != nil {
+		return exitf(exitInternal, "append: %w", err)
 	}
 	if worst != exitOK {
 		return &exitError{code: worst}
@@ -154,39 +175,4 @@ func writeOutcome(e *env, asJSON bool, o ledger.Outcome) error {
 		fmt.Fprintf(e.stdout, "%s: rejected (%s): %s\n", o.Name, o.Class, o.Reason)
 	}
 	return nil
-}
-
-// appendChunk reads and appends one call's worth of inputs and reports each
-// outcome; it returns the worst exit code among them.
-func appendChunk(c *cli.Context, e *env, l *ledger.Ledger, names []string, opts ledger.AppendOptions) (int, error) {
-	var subs []ledger.Submission
-	var unreadable []input
-	for _, n := range names {
-		in := readInput(n, e.stdin)
-		if in.err != nil {
-			unreadable = append(unreadable, in)
-			continue
-		}
-		subs = append(subs, ledger.Submission{Name: n, Data: in.data})
-	}
-	outcomes, err := l.AppendWithRetry(c.Context, subs, opts)
-	if err != nil {
-		return 0, exitf(exitInternal, "append: %v", err)
-	}
-	worst := exitOK
-	for _, in := range unreadable {
-		o := ledger.Outcome{Name: in.name, Status: ledger.StatusRejected, Seq: -1, Class: ledger.RejectMalformed,
-			Reason: "cannot read: " + pathless(in.err).Error()}
-		if err := writeOutcome(e, c.Bool("json"), o); err != nil {
-			return 0, err
-		}
-		worst = worse(worst, exitMalformed)
-	}
-	for _, o := range outcomes {
-		if err := writeOutcome(e, c.Bool("json"), o); err != nil {
-			return 0, err
-		}
-		worst = worse(worst, outcomeExit(o))
-	}
-	return worst, nil
 }

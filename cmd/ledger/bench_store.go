@@ -63,6 +63,9 @@ func commitSizes(ledgerDir string, logger *slog.Logger) ([]int64, error) {
 			return nil, fmt.Errorf("unexpected checkpoint key %q", k)
 		}
 		size := int64(binary.BigEndian.Uint64(k[len(p):]))
+		if size == 0 {
+			continue // the empty ledger's checkpoint, signed by init
+		}
 		if size <= prev {
 			return nil, fmt.Errorf("checkpoint sizes out of order: %d after %d", size, prev)
 		}

@@ -209,7 +209,7 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 	if work == "" {
 		d, err := os.MkdirTemp("", "ledger-bench-")
 		if err != nil {
-			return exitf(exitInternal, "bench: %v", err)
+			return exitf(exitInternal, "bench: %w", err)
 		}
 		defer os.RemoveAll(d)
 		work = d
@@ -226,7 +226,7 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 	b.rep.Sizes = b.sizes
 	start := time.Now()
 	if err := b.run(ctx); err != nil {
-		return exitf(exitInternal, "bench: %v", err)
+		return exitf(exitInternal, "bench: %w", err)
 	}
 	b.rep.Seconds = time.Since(start).Seconds()
 	b.rep.LoadEnd = loadAverage()
@@ -234,7 +234,7 @@ func runBench(ctx context.Context, e *env, opts benchOptions) error {
 	if opts.JSONPath != "" {
 		data, err := json.MarshalIndent(b.rep, "", "  ")
 		if err != nil {
-			return exitf(exitInternal, "bench: %v", err)
+			return exitf(exitInternal, "bench: %w", err)
 		}
 		if err := os.WriteFile(opts.JSONPath, append(data, '\n'), 0o644); err != nil {
 			return exitf(exitInternal, "bench: write %s: %v", opts.JSONPath, pathless(err))

@@ -166,7 +166,7 @@ func checkLedger(t *testing.T, dir string, acked map[string]int64) {
 		t.Fatalf("open after kill: %v", err)
 	}
 	defer l.Close()
-	rep, err := l.Audit(context.Background())
+	rep, err := l.Audit(context.Background(), ledger.AuditOptions{})
 	if err != nil {
 		t.Fatalf("audit: %v", err)
 	}

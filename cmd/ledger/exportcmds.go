@@ -1,8 +1,13 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,55 +19,93 @@ func exportCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write every event to a zstd-compressed JSON Lines archive",
-		ArgsUsage: "FILE",
-		Flags:     []cli.Flag{dirFlag()},
+		ArgsUsage: "FILE | -",
+		Description: "The archive starts with the signed checkpoint of its size. Every document is checked against\n" +
+			"its leaf and every leaf against the signed tree as it is written; an altered event stops the\n" +
+			"export with an error naming it (exit 7) and no archive is left behind. FILE must not exist;\n" +
+			"- writes to standard output.",
+		Flags: []cli.Flag{dirFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErrorf("export takes one FILE")
+				return usageErrorf("export takes one FILE (or - for standard output)")
 			}
+			path := c.Args().First()
 			l, err := openLedger(c, e, true)
 			if err != nil {
 				return err
 			}
 			defer l.Close()
-			path := c.Args().First()
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if path == "-" {
+				if _, err := l.Export(c.Context, e.stdout); err != nil {
+					return exitf(exitInternal, "export: %w", err)
+				}
+				return nil
+			}
+			if fileExists(path) {
+				return usageErrorf("export %s: the file exists; choose a new name", path)
+			}
+			st, err := writeAtomically(e, path, func(w io.Writer) (ledger.ExportStats, error) { return l.Export(c.Context, w) })
 			if err != nil {
-				return usageErrorf("export %s: %v", path, pathless(err))
+				return exitf(exitInternal, "export %s: %w", path, err)
 			}
-			n, err := l.Export(c.Context, f)
-			if err == nil {
-				err = f.Sync()
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				os.Remove(path)
-				return exitf(exitInternal, "export %s: %v", path, err)
-			}
-			fmt.Fprintf(e.stdout, "exported %d events to %s\n", n, path)
+			fmt.Fprintf(e.stdout, "exported %d events to %s (tree root %s, signed)\n", st.Events, path, b64(st.Root[:]))
 			return nil
 		},
 	}
 }
 
+// writeAtomically writes path through a temporary file beside it, synced
+// and renamed into place only when write succeeds: a failed or killed
+// write leaves no partial file under path.
+func writeAtomically[T any](e *env, path string, write func(io.Writer) (T, error)) (T, error) {
+	var zero T
+	var rnd [4]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return zero, err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return zero, pathless(err)
+	}
+	e.cleanups = append(e.cleanups, func() { os.Remove(tmp) })
+	res, err := write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp, path) // fails if path appeared meanwhile
+	}
+	os.Remove(tmp)
+	if err != nil {
+		return zero, err
+	}
+	return res, nil
+}
+
 func importCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "import",
-		Usage:     "re-verify and append every event of an export archive into an empty ledger",
-		ArgsUsage: "FILE",
-		Description: "Each document is decoded and verified again and appended with its original arrival time;\n" +
-			"the import fails unless every event is re-created identically and the tree root matches the archive's.",
+		Usage:     "re-create a ledger from an export archive, atomically",
+		ArgsUsage: "FILE | -",
+		Description: "Each document is decoded and verified again and appended with its original arrival time into a\n" +
+			"staging directory beside --dir, which replaces --dir only when every event was re-created\n" +
+			"identically, the tree root equals the archive's and the archive's signed checkpoint verifies.\n" +
+			"A failed or interrupted import leaves --dir as it was. --dir must be an empty ledger (its key,\n" +
+			"origin and settings are kept) or not exist (a new ledger with the archive's origin and a new key).",
 		Flags: []cli.Flag{
 			dirFlag(),
 			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles, besides registered keys (repeatable)"},
+			&cli.StringFlag{Name: "archive-key", Usage: "the verifier key (or a file holding it) the archive's checkpoint must verify under; default: the key the archive names"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErrorf("import takes one FILE")
+				return usageErrorf("import takes one FILE (or - for standard input)")
 			}
-			var opts ledger.AppendOptions
+			var opts ledger.ImportOptions
 			for _, p := range c.StringSlice("hmac-key-file") {
 				k, err := keys.LoadHMACKey(p)
 				if err != nil {
@@ -70,22 +113,39 @@ func importCommand(e *env) *cli.Command {
 				}
 				opts.HMACKeys = append(opts.HMACKeys, k)
 			}
+			if k := c.String("archive-key"); k != "" {
+				vkey, err := readVerifierKey(k)
+				if err != nil {
+					return usageErrorf("--archive-key: %v", err)
+				}
+				opts.VerifierKey = vkey
+			}
 			path := c.Args().First()
-			f, err := os.Open(path)
-			if err != nil {
-				return usageErrorf("import %s: %v", path, pathless(err))
+			var r io.Reader = e.stdin
+			if path != "-" {
+				f, err := openRegular(path)
+				if err != nil {
+					return usageErrorf("import %s: %v", path, pathless(err))
+				}
+				defer f.Close()
+				r = f
 			}
-			defer f.Close()
-			l, err := openLedger(c, e, false)
-			if err != nil {
-				return err
+			opts.Logger, opts.Projectors = e.log, ledgerProjectors()
+			dir := c.String("dir")
+			st, err := ledger.Import(c.Context, dir, r, opts)
+			switch {
+			case errors.Is(err, ledger.ErrNotLedger):
+				return usageErrorf("import into %s: %v", dir, err)
+			case errors.Is(err, ledger.ErrImport):
+				return exitf(exitInvalid, "import %s: %v (%s was left as it was)", path, err, dir)
+			case err != nil:
+				return exitf(exitInternal, "import %s: %w (%s was left as it was)", path, err, dir)
 			}
-			defer l.Close()
-			st, err := l.Import(c.Context, f, opts)
-			if err != nil {
-				return exitf(exitInvalid, "import %s: %v", path, err)
+			signed := ""
+			if st.Signer != "" {
+				signed = "; its signed checkpoint verifies under " + st.Signer
 			}
-			fmt.Fprintf(e.stdout, "imported %d events; tree root %s matches the archive\n", st.Events, b64(st.Root[:]))
+			fmt.Fprintf(e.stdout, "imported %d events into %s; tree root %s matches the archive%s\n", st.Events, dir, b64(st.Root[:]), signed)
 			return nil
 		},
 	}

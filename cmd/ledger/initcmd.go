@@ -40,7 +40,7 @@ func initCommand(e *env) *cli.Command {
 				if errors.Is(err, ledger.ErrExists) {
 					return usageErrorf("%v", err)
 				}
-				return exitf(exitInternal, "init %s: %v", dir, err)
+				return exitf(exitInternal, "init %s: %w", dir, err)
 			}
 			l, err := openLedger(c, e, true)
 			if err != nil {

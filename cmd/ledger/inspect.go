@@ -85,20 +85,24 @@ func pathless(err error) error {
 func runInspect(c *cli.Context, e *env) error {
 	ins, err := inspect.New()
 	if err != nil {
-		return exitf(exitInternal, "%v", err)
+		return exitf(exitInternal, "%w", err)
 	}
 	opts, err := verifyOptions(c, ins)
 	if err != nil {
 		return err
 	}
-	names, err := expandInputs(c.Args().Slice())
+	refs, err := expandInputs(c.Args().Slice())
 	if err != nil {
 		return err
 	}
 	asJSON := c.Bool("json")
 	worst := exitOK
-	for _, name := range names {
-		in := readInput(name, e.stdin)
+	for _, ref := range refs {
+		name := ref.name
+		in := input{name: name, err: ref.err}
+		if ref.err == nil {
+			in = readInput(name, e.stdin)
+		}
 		var res *inspect.Result
 		if in.err != nil {
 			res = &inspect.Result{Kind: inspect.KindUnknown, Status: inspect.Malformed,

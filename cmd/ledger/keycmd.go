@@ -28,13 +28,21 @@ func keyCommand(e *env) *cli.Command {
 						return usageErrorf("%s: %v", c.Args().Get(1), pathless(err))
 					}
 					k.Name = c.Args().Get(0)
+					if err := ledger.ValidKeyName(k.Name); err != nil {
+						return usageErrorf("%v", err)
+					}
 					l, err := openLedger(c, e, false)
 					if err != nil {
 						return err
 					}
 					defer l.Close()
-					if err := l.AddHMACKey(k); err != nil {
+					added, err := l.AddHMACKey(k)
+					if err != nil {
 						return usageErrorf("%v", err)
+					}
+					if !added {
+						fmt.Fprintf(e.stdout, "HMAC key %q (%s) is already registered\n", k.Name, ledger.HMACKeyID(k.Secret))
+						return nil
 					}
 					fmt.Fprintf(e.stdout, "registered HMAC key %q (%s)\n", k.Name, ledger.HMACKeyID(k.Secret))
 					return nil

@@ -8,9 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/proofledger/ledger/ledger"
 )
 
 // Exit codes; see doc.go.
@@ -20,19 +23,29 @@ const (
 	exitUsage     = 2
 	exitMalformed = 3
 	exitInvalid   = 4
+	exitDamaged   = 7
 )
 
-// exitError carries an exit code out of a command. A nil-message exitError
+// exitError carries an exit code out of a command. A nil-error exitError
 // has already reported everything it needs to.
 type exitError struct {
 	code int
-	msg  string
+	err  error
 }
 
-func (e *exitError) Error() string { return e.msg }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
 
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitf returns an error that exits with code; %w in format keeps the
+// cause, so that a damaged or altered store still exits with exitDamaged.
 func exitf(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+	return &exitError{code: code, err: fmt.Errorf(format, args...)}
 }
 
 func usageErrorf(format string, args ...any) error { return exitf(exitUsage, format, args...) }
@@ -44,6 +57,7 @@ const exitCodeHelp = `Exit codes:
    3  some input could not be read or parsed, or fails its schema
    4  some input failed verification (signature, hash, recomputed verdict, governance)
    6  (scorecard) some ADR-035 acceptance criterion is not met
+   7  the ledger is damaged or its stored data was altered: it serves no answer it cannot check
    When inputs fail in several ways, the lowest of these codes is returned.`
 
 // env carries the process's streams and logger to commands, so that tests
@@ -53,6 +67,27 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *slog.Logger
+	// exit ends the process (os.Exit); nil in tests, which run commands
+	// in process.
+	exit func(code int)
+	// cleanups run before the process ends on a fatal store error (for
+	// example: remove a partial output file).
+	cleanups []func()
+}
+
+// fatal is the ledger's Options.OnFatal: Pebble met a condition it cannot
+// continue from. Say so on one line, clean up, and end the process, rather
+// than let Pebble end it with a stack trace. Without exit (tests), the
+// ledger turns it into an error.
+func (e *env) fatal(msg string) {
+	if e.exit == nil {
+		return
+	}
+	for _, f := range e.cleanups {
+		f()
+	}
+	fmt.Fprintf(e.stderr, "ledger: the store failed: %s\n", oneLine(msg))
+	e.exit(exitInternal)
 }
 
 func newApp(e *env) *cli.App {
@@ -103,6 +138,7 @@ func newApp(e *env) *cli.App {
 			systemsCommand(e),
 			policyCommand(e),
 			rebuildCommand(e),
+			auditCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {
@@ -113,8 +149,13 @@ func newApp(e *env) *cli.App {
 
 // run executes the CLI and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
-		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	return runEnv(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr})
+}
+
+// runEnv executes the CLI in e and returns the process exit code.
+func runEnv(ctx context.Context, args []string, e *env) int {
+	stderr := e.stderr
+	e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	app := newApp(e)
 	unknown := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
@@ -128,20 +169,32 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
+	code := exitInternal
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(stderr, "ledger: %s\n", ee.msg)
-		}
-		return ee.code
+		code = ee.code
 	}
-	fmt.Fprintf(stderr, "ledger: %v\n", err)
-	return exitInternal
+	if code == exitInternal && (errors.Is(err, ledger.ErrCorrupt) || errors.Is(err, ledger.ErrDamaged)) {
+		code = exitDamaged
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(stderr, "ledger: %s\n", oneLine(msg))
+	}
+	return code
+}
+
+// oneLine keeps an error message to one line of bounded length.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", " ")
+	if len(s) > 2000 {
+		s = s[:2000] + "…"
+	}
+	return s
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	code := runEnv(ctx, os.Args, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, exit: os.Exit})
 	stop()
 	os.Exit(code)
 }

@@ -56,10 +56,10 @@ func policyCommand(e *env) *cli.Command {
 					defer l.Close()
 					before, err := l.Policies()
 					if err != nil {
-						return exitf(exitInternal, "%v", err)
+						return exitf(exitInternal, "%w", err)
 					}
 					if err := l.AddPolicy(p); err != nil {
-						return exitf(exitInternal, "register policy: %v", err)
+						return exitf(exitInternal, "register policy: %w", err)
 					}
 					verb := "registered"
 					for _, q := range before {
@@ -89,7 +89,7 @@ func policyCommand(e *env) *cli.Command {
 					defer l.Close()
 					registered, err := l.Policies()
 					if err != nil {
-						return exitf(exitInternal, "%v", err)
+						return exitf(exitInternal, "%w", err)
 					}
 					type entry struct {
 						p      governance.Policy

@@ -28,7 +28,7 @@ func checkpointCommand(e *env) *cli.Command {
 			defer l.Close()
 			ck, err := l.Checkpoint()
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			_, err = e.stdout.Write(ck)
 			return err
@@ -82,7 +82,7 @@ func proveCommand(e *env) *cli.Command {
 					return usageErrorf("%s: no such event or document in the ledger", c.Args().First())
 				}
 				if err != nil {
-					return exitf(exitInternal, "%v", err)
+					return exitf(exitInternal, "%w", err)
 				}
 				p, err := l.ProveInclusion(ev.Seq, c.Int64("size"))
 				if err != nil {
@@ -129,10 +129,11 @@ func verifyProofCommand(e *env) *cli.Command {
 				return usageErrorf("verify-proof takes one proof file")
 			}
 			name := c.Args().First()
-			in := readInput(name, e.stdin)
-			if in.err != nil {
-				return exitf(exitMalformed, "%s: cannot read: %v", name, pathless(in.err))
+			data, err := loadBounded(name, e.stdin, maxProofFile)
+			if err != nil {
+				return exitf(exitMalformed, "%s: cannot read: %v", name, err)
 			}
+			in := input{name: name, data: data}
 			vkey, err := readVerifierKey(c.String("key"))
 			if err != nil {
 				return usageErrorf("%v", err)
@@ -178,3 +179,7 @@ func verifyProofCommand(e *env) *cli.Command {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// maxProofFile bounds a proof file: a proof is a few KB (its leaf, at most
+// 63 hashes and a signed checkpoint).
+const maxProofFile = 1 << 20

@@ -92,12 +92,14 @@ func getCommand(e *env) *cli.Command {
 				return exitf(exitUsage, "%s: no such event or document in the ledger", c.Args().First())
 			}
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			if c.Bool("raw") {
-				full, err := l.Event(ev.Seq, true)
+				// The document, checked against its leaf, and the leaf
+				// proven in the signed tree: altered bytes are an error.
+				full, err := l.VerifiedEvent(ev.Seq, true)
 				if err != nil {
-					return exitf(exitInternal, "%v", err)
+					return exitf(exitInternal, "%w", err)
 				}
 				_, err = e.stdout.Write(full.Data)
 				return err
@@ -142,7 +144,7 @@ func logCommand(e *env) *cli.Command {
 			dirFlag(),
 			&cli.StringFlag{Name: "since", Usage: "only events appended at or after T (date, RFC 3339, or 24h/7d/2w back)"},
 			&cli.StringFlag{Name: "until", Usage: "only events appended before T"},
-			&cli.StringFlag{Name: "kind", Usage: "only events of kind K (vrf, avir-attestation, avir-spec, rvww)"},
+			&cli.StringFlag{Name: "kind", Usage: "only events of kind K (vrf, avir-attestation, avir-spec, rvww, rollback)"},
 			&cli.IntFlag{Name: "limit", Usage: "at most N events (0: all)"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line"},
 		},
@@ -150,24 +152,15 @@ func logCommand(e *env) *cli.Command {
 			if c.NArg() != 0 {
 				return usageErrorf("log takes no arguments")
 			}
-			now := time.Now()
-			var since, until time.Time
-			var err error
-			if s := c.String("since"); s != "" {
-				if since, err = parseTimeArg(s, now); err != nil {
-					return usageErrorf("--since: %v", err)
-				}
-			}
-			if s := c.String("until"); s != "" {
-				if until, err = parseTimeArg(s, now); err != nil {
-					return usageErrorf("--until: %v", err)
-				}
+			since, until, err := parseWindow(c, time.Now())
+			if err != nil {
+				return err
 			}
 			kind := codec.Kind(c.String("kind"))
 			switch kind {
-			case "", codec.KindVRF, codec.KindAVIRAttestation, codec.KindAVIRSpec, codec.KindRVWW:
+			case "", codec.KindVRF, codec.KindAVIRAttestation, codec.KindAVIRSpec, codec.KindRVWW, ledger.KindRollback:
 			default:
-				return usageErrorf("--kind %q: want vrf, avir-attestation, avir-spec or rvww", kind)
+				return usageErrorf("--kind %q: want vrf, avir-attestation, avir-spec, rvww or rollback", kind)
 			}
 			if c.Int("limit") < 0 {
 				return usageErrorf("--limit must not be negative")
@@ -180,7 +173,7 @@ func logCommand(e *env) *cli.Command {
 			var from int64
 			if !since.IsZero() {
 				if from, err = l.FirstAt(since); err != nil {
-					return exitf(exitInternal, "%v", err)
+					return exitf(exitInternal, "%w", err)
 				}
 			}
 			n, limit := 0, c.Int("limit")
@@ -202,7 +195,7 @@ func logCommand(e *env) *cli.Command {
 				return limit == 0 || n < limit, nil
 			})
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			return nil
 		},
@@ -233,12 +226,12 @@ func chainCommand(e *env) *cli.Command {
 				}
 				events, err = l.TaskHistory(task)
 				if err != nil {
-					return exitf(exitInternal, "%v", err)
+					return exitf(exitInternal, "%w", err)
 				}
 				// Oldest first in task time; log order breaks ties.
 				sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
 			} else if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			if len(events) == 0 {
 				return exitf(exitUsage, "%s: no receipt chain or task history with this id", ref)

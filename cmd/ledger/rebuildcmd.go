@@ -72,7 +72,7 @@ func rebuildCommand(e *env) *cli.Command {
 				if errors.Is(err, context.Canceled) {
 					return exitf(exitInternal, "rebuild interrupted: the projections are incomplete until ledger rebuild completes")
 				}
-				return exitf(exitInternal, "rebuild: %v", err)
+				return exitf(exitInternal, "rebuild: %w", err)
 			}
 			elapsed := time.Since(start)
 			rate := 0.0

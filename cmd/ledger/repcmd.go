@@ -74,7 +74,7 @@ func reputationCommand(e *env) *cli.Command {
 				reps, err = index.Agents(snap, since, at)
 			}
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			if n := c.Int("limit"); n > 0 && len(reps) > n {
 				reps = reps[:n]
@@ -154,7 +154,7 @@ func showReputation(e *env, snap *ledger.Snapshot, what, subject string, since, 
 		return exitf(exitUsage, "%s %q: no receipts since %s", what, subject, since.Format("2006-01-02"))
 	}
 	if err != nil {
-		return exitf(exitInternal, "%v", err)
+		return exitf(exitInternal, "%w", err)
 	}
 	if asJSON {
 		j := toRepJSON(what, 0, rep, at)

@@ -73,7 +73,7 @@ func resolvePolicy(l *ledger.Ledger, arg string) ([]byte, string, error) {
 	}
 	registered, err := l.Policies()
 	if err != nil {
-		return nil, "", exitf(exitInternal, "%v", err)
+		return nil, "", exitf(exitInternal, "%w", err)
 	}
 	all := append(governance.Defaults(), registered...)
 	if h, err := hex.DecodeString(strings.ToLower(arg)); err == nil && len(h) == 8 {
@@ -165,7 +165,7 @@ func scorecardCommand(e *env) *cli.Command {
 			w := scorecard.Window{Since: since, Until: until, Filter: index.Filter{Policy: policy, Mode: mode}}
 			rep, err := scorecard.Build(snap, l, w)
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			if c.Bool("json") {
 				err = writeJSONLine(e.stdout, toScorecardJSON(rep))
@@ -330,7 +330,7 @@ func trendCommand(e *env) *cli.Command {
 			defer snap.Close()
 			rows, _, err := scorecard.Trend(snap, g, since, until)
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			if c.Bool("json") {
 				for _, r := range rows {
@@ -348,7 +348,7 @@ func trendCommand(e *env) *cli.Command {
 				return usageErrorf("--plot: no witness bundles in the window, nothing to plot")
 			}
 			if err := scorecard.PlotFile(plotPath, rows, g, trendTitle(rows, g)); err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			if !c.Bool("json") {
 				fmt.Fprintf(e.stdout, "wrote the chart to %s\n", plotPath)

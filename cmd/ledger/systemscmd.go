@@ -45,15 +45,15 @@ func systemsCommand(e *env) *cli.Command {
 			defer snap.Close()
 			systems, err := index.Systems(snap)
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			verifiers, err := index.VerifierAttestations(snap)
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			tiers, err := index.TierVerdicts(snap)
 			if err != nil {
-				return exitf(exitInternal, "%v", err)
+				return exitf(exitInternal, "%w", err)
 			}
 			j := toSystemsJSON(systems, verifiers, tiers)
 			if c.Bool("json") {

@@ -1,0 +1,126 @@
+package ledger
+
+import (
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A view is what readers see: the log up to a durable size, read through
+// a Pebble snapshot taken right after that size's batch was applied (so it
+// holds exactly the events up to the size, their index entries and
+// projections), published only once the batch's WAL sync and checkpoint-
+// log sync have succeeded. Pebble makes a batch readable as soon as it is
+// applied, before its sync (see Pebble's commit.go); reading through
+// published views is how nothing a reader sees gets ahead of the disk.
+//
+// Views are reference counted: the current one holds a reference of its
+// own, every reader one more; the snapshot is released with the last
+// reference, and Close waits for every view.
+type view struct {
+	size  int64
+	lastT int64
+	ckpt  signedCheckpoint // the signed checkpoint for size
+	r     pebble.Reader    // snap, or the store itself when read-only
+	snap  *pebble.Snapshot // nil when read-only
+	refs  int              // guarded by Ledger.pubMu
+}
+
+// acquire returns the current view with a reference for the caller, who
+// must releaseView it.
+func (l *Ledger) acquire() (*view, error) {
+	l.pubMu.Lock()
+	defer l.pubMu.Unlock()
+	if l.pub == nil {
+		return nil, ErrClosed
+	}
+	l.pub.refs++
+	return l.pub, nil
+}
+
+// releaseView drops one reference to v.
+func (l *Ledger) releaseView(v *view) {
+	l.pubMu.Lock()
+	v.refs--
+	last := v.refs == 0
+	if last {
+		l.views--
+	}
+	l.pubMu.Unlock()
+	if last && v.snap != nil {
+		v.snap.Close()
+	}
+	if last {
+		l.pubCond.Broadcast()
+	}
+}
+
+// publish makes t, read through snap, what readers see.
+func (l *Ledger) publish(t tip, snap *pebble.Snapshot) {
+	nv := &view{size: t.size, lastT: t.lastT, ckpt: t.ckpt, r: snap, snap: snap, refs: 1}
+	if snap == nil {
+		nv.r = l.db
+	}
+	l.pubMu.Lock()
+	old := l.pub
+	l.pub = nv
+	l.views++
+	l.pubMu.Unlock()
+	if old != nil {
+		l.releaseView(old)
+	}
+	l.pubCond.Broadcast()
+}
+
+// waitPublished blocks until everything applied is published (or the
+// ledger failed). The caller holds seqMu, so nothing more is applied.
+func (l *Ledger) waitPublished() error {
+	l.pubMu.Lock()
+	defer l.pubMu.Unlock()
+	for l.fatal == nil && l.pub != nil && l.pub.size != l.next.size {
+		l.pubCond.Wait()
+	}
+	if l.fatal != nil {
+		return l.fatal
+	}
+	if l.pub == nil {
+		return ErrClosed
+	}
+	return nil
+}
+
+// fail records an error after which the ledger accepts no appends: a WAL
+// or checkpoint-log sync failed, so what is durable is unknown until the
+// store is reopened (and checked).
+func (l *Ledger) fail(err error) {
+	l.pubMu.Lock()
+	if l.fatal == nil {
+		l.fatal = err
+	}
+	l.pubMu.Unlock()
+	l.pubCond.Broadcast()
+}
+
+// failed returns the error that stopped writes, if any.
+func (l *Ledger) failed() error {
+	l.pubMu.Lock()
+	defer l.pubMu.Unlock()
+	return l.fatal
+}
+
+// viewGet returns a copy of the value at key in v, or ErrNotFound.
+func viewGet(v *view, key []byte) ([]byte, error) { return getCopy(v.r, key) }
+
+// viewIter opens an iterator over [lower, upper) of v.
+func viewIter(v *view, lower, upper []byte) (*pebble.Iterator, error) {
+	it, err := v.r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	return it, nil
+}
+
+// closeIter closes it and keeps the first error.
+func closeIter(it *pebble.Iterator, err *error) {
+	if cerr := it.Close(); cerr != nil && *err == nil {
+		*err = storeErr(cerr)
+	}
+}
