@@ -115,7 +115,7 @@ func OpenCheckpoint(signed []byte, vkey string) (Checkpoint, error) {
 		return Checkpoint{}, err
 	}
 	if _, err := note.Open(signed, note.VerifierList(v)); err != nil {
-		return Checkpoint{}, invalid(what, "signature by %s: %v", v.Name(), err)
+		return Checkpoint{}, invalid(what, "signature by %s: %v", quote(v.Name()), err)
 	}
 	if c.Origin != v.Name() {
 		return Checkpoint{}, invalid(what, "origin %s is not the key's name %s", quote(c.Origin), quote(v.Name()))

@@ -213,7 +213,8 @@ func TestHugeInput(t *testing.T) {
 		"1 MB old line":             []byte(ConsistencyHeader + "\nold 1 " + string(under) + "\n\n" + ckpt),
 		"1 MB checkpoint root line": []byte("o\n5\n" + string(under) + "\n"),
 		"1 MB checkpoint size line": []byte("o\n" + string(under) + "\n" + goodRoot + "\n"),
-		"1 MB JSON string":          []byte(`{"appended_at":"` + string(under) + `"}`),
+		"1 MB JSON string":          []byte(`{"appended_at":"` + string(under[:len(under)/2]) + `"}`),
+		"1 MB duplicate key":        []byte(`{"` + string(under[:len(under)/2]) + `":1,"` + string(under[:len(under)/2]) + `":1}`),
 	}
 	for in, data := range inputs {
 		for name, parse := range parsers {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -193,7 +194,7 @@ type LeafParser struct {
 func (p *LeafParser) Parse(leaf []byte) (*Leaf, error) {
 	v, err := p.json.Parse(leaf)
 	if err != nil {
-		return nil, fmt.Errorf("%w: leaf: %w", ErrMalformed, err)
+		return nil, jsonError(err)
 	}
 	l, err := leafOf(v)
 	if err != nil {
@@ -212,7 +213,7 @@ func (p *LeafParser) Parse(leaf []byte) (*Leaf, error) {
 func (p *LeafParser) ParseString(leaf string) (*Leaf, error) {
 	v, err := p.json.ParseString(leaf)
 	if err != nil {
-		return nil, fmt.Errorf("%w: leaf: %w", ErrMalformed, err)
+		return nil, jsonError(err)
 	}
 	l, err := leafOf(v)
 	if err != nil {
@@ -223,6 +224,20 @@ func (p *LeafParser) ParseString(leaf string) (*Leaf, error) {
 		return nil, notCanonical(leaf, p.buf)
 	}
 	return l, nil
+}
+
+// jsonError reports JSON that does not parse, keeping the message short
+// (a syntax error can quote a whole key).
+func jsonError(err error) error {
+	var se *canonjson.SyntaxError
+	if errors.As(err, &se) {
+		reason := se.Reason
+		if len(reason) > 2*maxQuote {
+			reason = reason[:2*maxQuote] + "..."
+		}
+		return fmt.Errorf("%w: leaf: offset %d: %s", ErrMalformed, se.Offset, reason)
+	}
+	return fmt.Errorf("%w: leaf: %v", ErrMalformed, err)
 }
 
 // notCanonical reports where leaf and its canonical encoding part.
