@@ -132,6 +132,9 @@ func FuzzParseLeaf(f *testing.F) {
 		f.Add(l)
 	}
 	f.Add([]byte(goodLeaf))
+	for _, tc := range leafRejects() {
+		f.Add([]byte(tc.leaf))
+	}
 	var p LeafParser
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := ParseLeaf(data)

@@ -189,22 +189,18 @@ const goodLeaf = `{"appended_at":"2026-11-23T02:50:15.035718123Z","attrs":{"rest
 	`"links":[{"id":"t@1795322099824745397","rel":"task_previous","seq":3}],` +
 	`"seq":4,"signer":"ed25519:00","size":171,"subject":"t","time":"2026-11-21T10:00:00.5Z","v":1}`
 
-func TestParseLeafRejects(t *testing.T) {
-	if _, err := ParseLeaf([]byte(goodLeaf)); err != nil {
-		t.Fatalf("test leaf: %v", err)
-	}
+// leafRejects are leaves ParseLeaf must refuse, each a small edit of
+// goodLeaf (or of its receipt variant).
+func leafRejects() []struct{ name, leaf string } {
 	vrf := strings.Replace(strings.Replace(goodLeaf, `"kind":"rollback"`, `"kind":"vrf"`, 1),
 		`"seq":4,`, `"position":0,"seq":4,`, 1)
-	if _, err := ParseLeaf([]byte(vrf)); err != nil {
-		t.Fatalf("test receipt leaf: %v", err)
-	}
 	edit := func(old, new string) string {
 		if !strings.Contains(goodLeaf, old) {
-			t.Fatalf("test leaf has no %q", old)
+			panic("test leaf has no " + old)
 		}
 		return strings.Replace(goodLeaf, old, new, 1)
 	}
-	cases := []struct{ name, leaf string }{
+	return []struct{ name, leaf string }{
 		{"empty", ""},
 		{"not an object", `[1]`},
 		{"truncated", goodLeaf[:len(goodLeaf)-1]},
@@ -270,6 +266,18 @@ func TestParseLeafRejects(t *testing.T) {
 		{"escaped slash", edit(`"subject":"t"`, `"subject":"a\/b"`)},
 		{"raw DEL", edit(`"subject":"t"`, "\"subject\":\"\x7f\"")},
 	}
+}
+
+func TestParseLeafRejects(t *testing.T) {
+	if _, err := ParseLeaf([]byte(goodLeaf)); err != nil {
+		t.Fatalf("test leaf: %v", err)
+	}
+	vrf := strings.Replace(strings.Replace(goodLeaf, `"kind":"rollback"`, `"kind":"vrf"`, 1),
+		`"seq":4,`, `"position":0,"seq":4,`, 1)
+	if _, err := ParseLeaf([]byte(vrf)); err != nil {
+		t.Fatalf("test receipt leaf: %v", err)
+	}
+	cases := leafRejects()
 	var p LeafParser
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
