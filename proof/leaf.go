@@ -389,13 +389,28 @@ func leafDigest(key string, f canonjson.Value) ([sha256.Size]byte, error) {
 		return d, err
 	}
 	h, ok := strings.CutPrefix(s, "sha256:")
-	if !ok || len(h) != 2*sha256.Size || strings.ToLower(h) != h {
+	if !ok || len(h) != 2*sha256.Size {
 		return d, leafError(key, "want sha256:<64 lowercase hex digits>, got %s", quote(s))
 	}
-	if _, err := hex.Decode(d[:], []byte(h)); err != nil {
-		return d, leafError(key, "want sha256:<64 lowercase hex digits>, got %s", quote(s))
+	for i := 0; i < len(h); i += 2 {
+		hi, ok1 := lowerHex(h[i])
+		lo, ok2 := lowerHex(h[i+1])
+		if !ok1 || !ok2 {
+			return d, leafError(key, "want sha256:<64 lowercase hex digits>, got %s", quote(s))
+		}
+		d[i/2] = hi<<4 | lo
 	}
 	return d, nil
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // leafLinks reads a non-empty array of {"id","rel","seq"} objects.
@@ -408,45 +423,63 @@ func leafLinks(f canonjson.Value) ([]Link, error) {
 	}
 	links := make([]Link, 0, f.Len())
 	for i, e := range f.Elems() {
-		field := fmt.Sprintf("links[%d]", i)
-		if e.Type() != canonjson.Object {
-			return nil, leafError(field, "want an object, got %s", e.Type())
-		}
-		var k Link
-		var have struct{ id, rel, seq bool }
-		for _, m := range e.Members() {
-			var err error
-			switch m.Key {
-			case "id":
-				k.ID, err = leafString(field+".id", m.Value)
-				have.id = true
-			case "rel":
-				k.Rel, err = leafString(field+".rel", m.Value)
-				if err == nil && k.Rel != RelPreviousReceipt && k.Rel != RelTaskPrevious {
-					err = leafError(field+".rel", "unknown relation %s (want %s or %s)", quote(k.Rel), RelPreviousReceipt, RelTaskPrevious)
-				}
-				have.rel = true
-			case "seq":
-				k.Seq, err = leafInt(field+".seq", m.Value)
-				have.seq = true
-			default:
-				err = leafError(field, "unknown key %s", quote(m.Key))
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		switch {
-		case !have.id:
-			return nil, leafError(field+".id", "missing")
-		case !have.rel:
-			return nil, leafError(field+".rel", "missing")
-		case !have.seq:
-			return nil, leafError(field+".seq", "missing")
+		k, err := leafLink(e)
+		if err != nil {
+			return nil, fmt.Errorf("%w: leaf: links[%d]%s", ErrMalformed, i, err)
 		}
 		links = append(links, k)
 	}
 	return links, nil
+}
+
+// linkError is a problem with one link; leafLinks says which link.
+type linkError string
+
+func (e linkError) Error() string { return string(e) }
+
+// leafLink reads one link.
+func leafLink(e canonjson.Value) (Link, error) {
+	bad := func(format string, args ...any) (Link, error) {
+		return Link{}, linkError(fmt.Sprintf(format, args...))
+	}
+	if e.Type() != canonjson.Object {
+		return bad(": want an object, got %s", e.Type())
+	}
+	var k Link
+	var have struct{ id, rel, seq bool }
+	for _, m := range e.Members() {
+		switch m.Key {
+		case "id":
+			s, ok := m.Value.Str()
+			if !ok || s == "" {
+				return bad(".id: want a non-empty string")
+			}
+			k.ID, have.id = s, true
+		case "rel":
+			s, _ := m.Value.Str()
+			if s != RelPreviousReceipt && s != RelTaskPrevious {
+				return bad(".rel: want %q or %q, got %s %s", RelPreviousReceipt, RelTaskPrevious, m.Value.Type(), quote(s))
+			}
+			k.Rel, have.rel = s, true
+		case "seq":
+			n, ok := m.Value.Int64()
+			if !ok || n < 0 {
+				return bad(".seq: want an integer from 0 to 2^63-1, got %s %s", m.Value.Type(), quote(m.Value.Literal()))
+			}
+			k.Seq, have.seq = n, true
+		default:
+			return bad(": unknown key %s", quote(m.Key))
+		}
+	}
+	switch {
+	case !have.id:
+		return bad(".id: missing")
+	case !have.rel:
+		return bad(".rel: missing")
+	case !have.seq:
+		return bad(".seq: missing")
+	}
+	return k, nil
 }
 
 // leafAttrs checks attrs: a non-empty object whose numbers, at any depth,
@@ -458,9 +491,37 @@ func leafAttrs(f canonjson.Value) error {
 	if f.Len() == 0 {
 		return leafError("attrs", "empty object (omitted when there are no attrs)")
 	}
+	if allInts(f) {
+		return nil
+	}
 	return attrNumbers("attrs", f)
 }
 
+// allInts reports whether every number in v is an integer in the int64
+// range.
+func allInts(v canonjson.Value) bool {
+	switch v.Type() {
+	case canonjson.Number:
+		_, ok := v.Int64()
+		return ok
+	case canonjson.Array:
+		for _, e := range v.Elems() {
+			if !allInts(e) {
+				return false
+			}
+		}
+	case canonjson.Object:
+		for _, m := range v.Members() {
+			if !allInts(m.Value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// attrNumbers finds and names the first number of v that is not an
+// int64 integer.
 func attrNumbers(path string, v canonjson.Value) error {
 	switch v.Type() {
 	case canonjson.Number:

@@ -301,7 +301,7 @@ func TestLeafErrorsNameTheField(t *testing.T) {
 	cases := map[string]string{
 		strings.Replace(goodLeaf, `"seq":4`, `"seq":"4"`, 1):                                   "seq: want an integer",
 		strings.Replace(goodLeaf, `974ea19`, `974EA19`, 1):                                     "digest: want sha256:<64 lowercase hex digits>",
-		strings.Replace(goodLeaf, `"rel":"task_previous"`, `"rel":"parent"`, 1):                "links[0].rel: unknown relation",
+		strings.Replace(goodLeaf, `"rel":"task_previous"`, `"rel":"parent"`, 1):                "links[0].rel: want \"previous_receipt\" or \"task_previous\", got string \"parent\"",
 		strings.Replace(goodLeaf, `{"restored_clean":true}`, `{"a":{"b":[1,2.5]}}`, 1):         "attrs.a.b[1]: want an integer",
 		strings.Replace(goodLeaf, `"subject":"t"`, `"subject": "t"`, 1):                        fmt.Sprintf("offset %d: not in canonical form", strings.Index(goodLeaf, `"subject":"t"`)+len(`"subject":`)),
 		strings.Replace(goodLeaf, `"time":"2026-11-21T10:00:00.5Z"`, `"time":"2026-13-01"`, 1): "time: want an RFC 3339 time",
