@@ -9,7 +9,7 @@
 // Auditors, witnesses and clients import this package alone; the ledger
 // uses it to write the same bytes. The byte formats are described in
 // docs/FORMAT.md ("Merkle leaf", "Checkpoints", "Proofs"); a test keeps the
-// worked example there in step with Leaf.Encode.
+// worked examples there in step with Leaf.Encode.
 //
 // Every parser here is strict: it accepts exactly what the ledger writes
 // (canonical decimals, strict base64, no carriage returns, a canonical
