@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 
 	"github.com/cockroachdb/pebble/v2"
 	"golang.org/x/mod/sumdb/tlog"
@@ -48,8 +49,8 @@ func (l *Ledger) admit(c *candidate, ov *overlay, next int64) (Outcome, *Event, 
 		return o, nil, nil
 	}
 	s := c.res
-	ev := &Event{Seq: next, Kind: c.kind, ID: c.id, Subject: s.Subject, Signer: s.Signer, Time: s.Time,
-		Position: -1, Digest: c.digest, Size: int64(len(c.sub.Data)), Attrs: canonjson.MakeObject()}
+	ev := &Event{Leaf: proof.Leaf{Seq: next, Kind: c.kind, ID: c.id, Subject: s.Subject, Signer: s.Signer, Time: s.Time,
+		Position: -1, Digest: c.digest, Size: int64(len(c.sub.Data)), Attrs: canonjson.MakeObject()}}
 	switch c.kind {
 	case codec.KindVRF:
 		reason, err := l.linkReceipt(c, ov, ev)

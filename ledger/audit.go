@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 
 	"github.com/cockroachdb/pebble/v2"
 	"golang.org/x/mod/sumdb/tlog"
@@ -126,7 +127,7 @@ func (a *auditor) events(ctx context.Context, ck *checkpointStreams, progress fu
 	}
 	defer closeIter(dataIt, &err)
 	dataIt.First()
-	tree := newRootBuilder()
+	tree := &proof.TreeBuilder{}
 	live := map[int64]tlog.Hash{} // the stored hashes later leaves still need
 	var lastAppended int64
 	var nextHash int64
@@ -199,7 +200,7 @@ func (a *auditor) events(ctx context.Context, ck *checkpointStreams, progress fu
 			}
 		}
 		keepLive(live, seq+1, hashes, tlog.StoredHashIndex(0, seq))
-		tree.add(hashes[0])
+		tree.Append(hashes[0])
 		// Checkpoints at this size; index entries.
 		if err := ck.at(a, seq+1, tree); err != nil {
 			return false, err
@@ -219,7 +220,7 @@ func (a *auditor) events(ctx context.Context, ck *checkpointStreams, progress fu
 		}
 		return scanErr
 	}
-	a.rep.Root = tree.root()
+	a.rep.Root = tree.Root()
 	for ; hashIt.Valid(); hashIt.Next() {
 		a.problem(-1, "tree hash key %x lies beyond the tree of %d events (a partial batch)", hashIt.Key(), v.size)
 	}
@@ -458,16 +459,16 @@ func (ck *checkpointStreams) advanceLog(a *auditor) {
 }
 
 // at checks every signed checkpoint for size n (the tree holds n leaves).
-func (ck *checkpointStreams) at(a *auditor, n int64, tree *rootBuilder) error {
+func (ck *checkpointStreams) at(a *auditor, n int64, tree *proof.TreeBuilder) error {
 	var root *tlog.Hash
 	rootAt := func() tlog.Hash {
 		if root == nil {
-			r := tree.root()
+			r := tree.Root()
 			root = &r
 		}
 		return *root
 	}
-	check := func(source string, c Checkpoint) {
+	check := func(source string, c proof.Checkpoint) {
 		a.rep.Checkpoints++
 		if r := rootAt(); c.Root != r {
 			a.problem(n-1, "the %s checkpoint for size %d has root %s, the events give %s", source, n, b64(c.Root[:]), b64(r[:]))

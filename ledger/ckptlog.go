@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 	"io"
 	"strconv"
 
@@ -44,7 +45,7 @@ const maxNoteSize = 16 << 10
 // ckptRecord is one record of the checkpoint log.
 type ckptRecord struct {
 	note []byte
-	c    Checkpoint
+	c    proof.Checkpoint
 }
 
 // errTornRecord: a record is incomplete (the end of the file came first).
@@ -72,7 +73,7 @@ func parseCkptRecord(b []byte) (note []byte, n int, err error) {
 // lastCkptRecord finds the last complete record of the log. torn reports
 // that an incomplete record follows it (a crash during an append); end is
 // where the next record belongs. open verifies a note.
-func lastCkptRecord(fs vfs.FS, name string, open func([]byte) (Checkpoint, error)) (rec ckptRecord, end int64, torn bool, err error) {
+func lastCkptRecord(fs vfs.FS, name string, open func([]byte) (proof.Checkpoint, error)) (rec ckptRecord, end int64, torn bool, err error) {
 	f, err := fs.Open(name)
 	if err != nil {
 		return rec, 0, false, err
@@ -142,11 +143,11 @@ func lastCkptRecord(fs vfs.FS, name string, open func([]byte) (Checkpoint, error
 type ckptLogReader struct {
 	f    vfs.File
 	br   *bufio.Reader
-	open func([]byte) (Checkpoint, error)
+	open func([]byte) (proof.Checkpoint, error)
 	off  int64
 }
 
-func openCkptLogReader(fs vfs.FS, name string, open func([]byte) (Checkpoint, error)) (*ckptLogReader, error) {
+func openCkptLogReader(fs vfs.FS, name string, open func([]byte) (proof.Checkpoint, error)) (*ckptLogReader, error) {
 	f, err := fs.Open(name)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 	"io"
 	"log/slog"
 	"os"
@@ -104,7 +105,7 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (ExportStats, error) {
 	}
 	defer closeIter(dataIt, &err)
 	dataIt.First()
-	tree := newRootBuilder()
+	tree := &proof.TreeBuilder{}
 	err = l.scanView(ctx, v, 0, func(ev *Event, leaf string) (bool, error) {
 		if !dataIt.Valid() || !bytes.Equal(dataIt.Key(), dataKey(ev.Seq)) {
 			if err := dataIt.Error(); err != nil {
@@ -120,7 +121,7 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (ExportStats, error) {
 			return false, err
 		}
 		dataIt.Next()
-		tree.add(leafHashString(leaf))
+		tree.Append(leafHashString(leaf))
 		st.Events++
 		return true, enc.Encode(exportLine{Seq: ev.Seq, AppendedAt: formatTime(ev.AppendedAt), Kind: string(ev.Kind), ID: ev.ID,
 			Leaf: json.RawMessage(leaf), Data: ev.Data})
@@ -128,7 +129,7 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (ExportStats, error) {
 	if err != nil {
 		return st, err
 	}
-	if got := tree.root(); got != root {
+	if got := tree.Root(); got != root {
 		return st, l.leafMismatch(v, fmt.Sprintf("export: the leaves give tree root %s for size %d, the signed checkpoint says %s", b64(got[:]), v.size, b64(root[:])))
 	}
 	st.Root = root
@@ -235,7 +236,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 		if vkey == "" {
 			vkey = h.VerifierKey
 		}
-		c, err := OpenCheckpoint([]byte(h.Checkpoint), vkey)
+		c, err := proof.OpenCheckpoint([]byte(h.Checkpoint), vkey)
 		if err != nil {
 			return st, fmt.Errorf("%w: the archive's checkpoint: %v", ErrImport, err)
 		}
@@ -293,7 +294,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 			if o.Status != StatusAppended || o.Seq != want.Seq {
 				return fmt.Errorf("%w: event %d (%s %s): %s: %s", ErrImport, want.Seq, want.Kind, want.ID, o.Status, o.Reason)
 			}
-			if got := o.Event.Leaf(); !bytes.Equal(got, want.Leaf) {
+			if got := o.Event.Encode(); !bytes.Equal(got, want.Leaf) {
 				return fmt.Errorf("%w: event %d was re-created differently (its leaf differs from the archive's)", ErrImport, want.Seq)
 			}
 		}

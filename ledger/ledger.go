@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 	"log/slog"
 	"strings"
 	"sync"
@@ -100,7 +101,7 @@ type Options struct {
 
 // hooks let tests break steps that no file system error reaches.
 type hooks struct {
-	sign func(Checkpoint) error // called before each checkpoint signature
+	sign func(proof.Checkpoint) error // called before each checkpoint signature
 }
 
 // Ledger is an open ledger. It is safe for concurrent use.
@@ -160,7 +161,7 @@ type tip struct {
 // signedCheckpoint is a checkpoint the ledger signed, with its parsed body.
 type signedCheckpoint struct {
 	note []byte
-	c    Checkpoint
+	c    proof.Checkpoint
 }
 
 // FatalError is the panic value of a Pebble fatal condition (see

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/proofledger/ledger/proof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,7 +150,7 @@ func TestProofs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed, err := ParseInclusionProof(p.Marshal())
+		parsed, err := proof.ParseInclusionProof(p.Marshal())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,10 +158,10 @@ func TestProofs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seq %d: %v", seq, err)
 		}
-		if v.Event.Seq != seq || v.Checkpoint.Size != 3 {
+		if v.Leaf.Seq != seq || v.Checkpoint.Size != 3 {
 			t.Errorf("verified %+v", v)
 		}
-		if _, err := parsed.Verify(l.VerifierKey(), []byte("other")); !errors.Is(err, ErrProof) {
+		if _, err := parsed.Verify(l.VerifierKey(), []byte("other")); !errors.Is(err, proof.ErrInvalid) {
 			t.Errorf("wrong doc verified: %v", err)
 		}
 	}
@@ -169,7 +170,7 @@ func TestProofs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed, err := ParseConsistencyProof(p.Marshal())
+		parsed, err := proof.ParseConsistencyProof(p.Marshal())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -33,10 +34,6 @@ func (e *DamageError) Error() string {
 
 // Unwrap returns ErrDamaged.
 func (e *DamageError) Unwrap() error { return ErrDamaged }
-
-// EmptyRoot is the RFC 6962 hash of the empty tree: SHA-256 of nothing.
-// The checkpoint of an empty ledger carries it.
-var EmptyRoot = tlog.Hash(sha256Sum(nil))
 
 // Init creates a ledger in dir: the directory (mode 0700), the log key
 // (0600) and its verifier key, the Pebble store with its format version,
@@ -92,7 +89,7 @@ func Init(dir string, opts InitOptions) (err error) {
 	if err := writeFileDurable(fs, fs.PathJoin(dir, logPubFile), []byte(signer.vkey+"\n"), 0o644); err != nil {
 		return err
 	}
-	ckpt, err := signer.sign(Checkpoint{Origin: opts.Origin, Size: 0, Root: EmptyRoot})
+	ckpt, err := signer.sign(proof.Checkpoint{Origin: opts.Origin, Size: 0, Root: proof.EmptyRoot()})
 	if err != nil {
 		return err
 	}
@@ -405,8 +402,8 @@ func (l *Ledger) loadKeys(readOnly bool) error {
 }
 
 // openNote verifies a signed checkpoint note under the log's key.
-func (l *Ledger) openNote(note []byte) (Checkpoint, error) {
-	c, err := OpenCheckpoint(note, l.vkey)
+func (l *Ledger) openNote(note []byte) (proof.Checkpoint, error) {
+	c, err := proof.OpenCheckpoint(note, l.vkey)
 	if err == nil && c.Origin != l.origin {
 		err = fmt.Errorf("origin %q is not the ledger's %q", c.Origin, l.origin)
 	}
@@ -569,14 +566,14 @@ func (l *Ledger) upgrade(st storedState, t tip) (tip, error) {
 		return t, err
 	}
 	if t.ckpt.note == nil {
-		note, err := l.signer.sign(Checkpoint{Origin: l.origin, Size: st.size, Root: EmptyRoot})
+		note, err := l.signer.sign(proof.Checkpoint{Origin: l.origin, Size: st.size, Root: proof.EmptyRoot()})
 		if err != nil {
 			return t, err
 		}
 		if err := l.db.Set(checkpointKey(0), note, pebble.Sync); err != nil {
 			return t, err
 		}
-		t.ckpt = signedCheckpoint{note: note, c: Checkpoint{Origin: l.origin, Root: EmptyRoot}}
+		t.ckpt = signedCheckpoint{note: note, c: proof.Checkpoint{Origin: l.origin, Root: proof.EmptyRoot()}}
 	}
 	var all []byte
 	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: prefixCkpt, UpperBound: prefixEnd(prefixCkpt)})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
@@ -195,7 +196,7 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 	var done int64
 	var b *pebble.Batch
 	var pbs []ProjectionBatch
-	tree := newRootBuilder()
+	tree := &proof.TreeBuilder{}
 	commit := func(last bool) error {
 		if err := l.flushProjections(rebuildWriter{batchWriter{l.db, b}, written}, pbs); err != nil {
 			return err
@@ -222,7 +223,7 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		tree.add(leafHashString(leaf))
+		tree.Append(leafHashString(leaf))
 		if b == nil {
 			b = l.db.NewBatch()
 			pbs = l.beginProjections()
@@ -242,7 +243,7 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 		}
 		return err
 	}
-	if root := tree.root(); root != v.ckpt.c.Root {
+	if root := tree.Root(); root != v.ckpt.c.Root {
 		if b != nil {
 			b.Close()
 		}

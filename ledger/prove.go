@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -14,7 +15,7 @@ import (
 // that size. The proof is checked against the signed root before it is
 // returned: stored hashes or a leaf altered on disk make it an error
 // naming the event, never a proof that fails verification.
-func (l *Ledger) ProveInclusion(seq, n int64) (*InclusionProof, error) {
+func (l *Ledger) ProveInclusion(seq, n int64) (*proof.InclusionProof, error) {
 	v, err := l.acquire()
 	if err != nil {
 		return nil, err
@@ -31,20 +32,20 @@ func (l *Ledger) ProveInclusion(seq, n int64) (*InclusionProof, error) {
 	if err != nil {
 		return nil, err
 	}
-	proof, err := tlog.ProveRecord(c.Size, seq, hashReader{r: v.r})
+	hashes, err := tlog.ProveRecord(c.Size, seq, hashReader{r: v.r})
 	if err != nil {
 		return nil, fmt.Errorf("prove event %d: %w", seq, err)
 	}
-	if err := tlog.CheckRecord(proof, c.Size, c.Root, seq, tlog.RecordHash(leaf)); err != nil {
+	if err := tlog.CheckRecord(hashes, c.Size, c.Root, seq, tlog.RecordHash(leaf)); err != nil {
 		return nil, fmt.Errorf("%w: event %d: the stored tree does not prove its leaf in the signed tree of size %d (altered on disk): %v", ErrCorrupt, seq, c.Size, err)
 	}
-	return &InclusionProof{Index: seq, Leaf: bytes.Clone(leaf), Hashes: proof, Checkpoint: bytes.Clone(note)}, nil
+	return &proof.InclusionProof{Index: seq, Leaf: bytes.Clone(leaf), Hashes: hashes, Checkpoint: bytes.Clone(note)}, nil
 }
 
 // ProveConsistency returns a proof that the tree of size newSize (0 means
 // the latest) extends the tree of size oldSize, checked before it is
-// returned. The old tree of size 0 is the empty tree (EmptyRoot).
-func (l *Ledger) ProveConsistency(oldSize, newSize int64) (*ConsistencyProof, error) {
+// returned. The old tree of size 0 is the empty tree (proof.EmptyRoot()).
+func (l *Ledger) ProveConsistency(oldSize, newSize int64) (*proof.ConsistencyProof, error) {
 	v, err := l.acquire()
 	if err != nil {
 		return nil, err
@@ -57,7 +58,7 @@ func (l *Ledger) ProveConsistency(oldSize, newSize int64) (*ConsistencyProof, er
 	if oldSize < 0 || oldSize > c.Size {
 		return nil, fmt.Errorf("old size %d: must be between 0 and %d", oldSize, c.Size)
 	}
-	p := &ConsistencyProof{OldSize: oldSize, OldRoot: EmptyRoot, Checkpoint: bytes.Clone(note)}
+	p := &proof.ConsistencyProof{OldSize: oldSize, OldRoot: proof.EmptyRoot(), Checkpoint: bytes.Clone(note)}
 	if oldSize == 0 {
 		return p, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 	"runtime"
 	"sync"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/proofledger/ledger/codec"
-	"github.com/proofledger/ledger/codec/canonjson"
 )
 
 // Every read goes through a published view (view.go): it sees the durable
@@ -90,9 +90,10 @@ func (l *Ledger) eventAt(v *view, seq int64, withData bool) (*Event, []byte, err
 	if want := tlog.RecordHash(leaf); !bytes.Equal(h, want[:]) {
 		return nil, nil, fmt.Errorf("%w: event %d: its leaf does not match the tree hash stored for it (altered on disk)", ErrCorrupt, seq)
 	}
-	ev, err := ParseLeaf(leaf)
+	var lp proof.LeafParser
+	ev, err := parseLeafEvent(&lp, leaf)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: event %d: %v", ErrCorrupt, seq, err)
+		return nil, nil, fmt.Errorf("event %d: %w", seq, err)
 	}
 	if ev.Seq != seq {
 		return nil, nil, fmt.Errorf("%w: event %d: its leaf says seq %d", ErrCorrupt, seq, ev.Seq)
@@ -321,7 +322,7 @@ func (l *Ledger) scanView(ctx context.Context, v *view, from int64, fn func(*Eve
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var ps canonjson.Parser
+			var ps proof.LeafParser
 			for j := range jobs {
 				j.evs = make([]*Event, len(j.raws))
 				for i, raw := range j.raws {
@@ -365,19 +366,15 @@ func (l *Ledger) scanView(ctx context.Context, v *view, from int64, fn func(*Eve
 // decodeLeafString decodes a value stored under e/ held as a string, with
 // a kept parser: the event's strings share the string's memory instead of
 // a copy (scans read many leaves).
-func decodeLeafString(ps *canonjson.Parser, v string) (*Event, error) {
+func decodeLeafString(ps *proof.LeafParser, v string) (*Event, error) {
 	if len(v) < 1 || v[0] != leafFormat {
 		return nil, fmt.Errorf("%w: event leaf format %v", ErrCorrupt, []byte(v[:min(1, len(v))]))
 	}
-	pv, err := ps.ParseString(v[1:])
-	if err != nil {
-		return nil, fmt.Errorf("%w: leaf: %v", ErrCorrupt, err)
-	}
-	ev, err := leafEvent(pv)
+	l, err := ps.ParseString(v[1:])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	return ev, nil
+	return &Event{Leaf: *l}, nil
 }
 
 // FirstAt returns the sequence number of the first event appended at or
@@ -527,40 +524,40 @@ func (l *Ledger) TreeHash(n int64) (tlog.Hash, error) {
 // signs one now; either way only after proving that tree consistent with
 // the latest signed one, so that stored hashes altered on disk can never
 // make the ledger serve or sign a root it did not publish.
-func (l *Ledger) checkpointAt(v *view, n int64) ([]byte, Checkpoint, error) {
+func (l *Ledger) checkpointAt(v *view, n int64) ([]byte, proof.Checkpoint, error) {
 	if v.ckpt.note == nil {
-		return nil, Checkpoint{}, fmt.Errorf("%w: no verified checkpoint", ErrDamaged)
+		return nil, proof.Checkpoint{}, fmt.Errorf("%w: no verified checkpoint", ErrDamaged)
 	}
 	if n == 0 || n == v.size {
 		return v.ckpt.note, v.ckpt.c, nil
 	}
 	if n < 0 || n > v.size {
-		return nil, Checkpoint{}, fmt.Errorf("tree size %d: the ledger has %d events", n, v.size)
+		return nil, proof.Checkpoint{}, fmt.Errorf("tree size %d: the ledger has %d events", n, v.size)
 	}
 	hr := hashReader{r: v.r}
 	root, err := tlog.TreeHash(n, hr)
 	if err != nil {
-		return nil, Checkpoint{}, err
+		return nil, proof.Checkpoint{}, err
 	}
 	p, err := tlog.ProveTree(v.size, n, hr)
 	if err != nil {
-		return nil, Checkpoint{}, err
+		return nil, proof.Checkpoint{}, err
 	}
 	if err := tlog.CheckTree(p, v.size, v.ckpt.c.Root, n, root); err != nil {
-		return nil, Checkpoint{}, fmt.Errorf("%w: the stored tree of size %d is not consistent with the signed tree of size %d (altered on disk): %v", ErrCorrupt, n, v.size, err)
+		return nil, proof.Checkpoint{}, fmt.Errorf("%w: the stored tree of size %d is not consistent with the signed tree of size %d (altered on disk): %v", ErrCorrupt, n, v.size, err)
 	}
-	c := Checkpoint{Origin: l.origin, Size: n, Root: root}
+	c := proof.Checkpoint{Origin: l.origin, Size: n, Root: root}
 	if note, err := viewGet(v, checkpointKey(n)); err == nil {
 		kept, err := l.openNote(note)
 		if err != nil || kept != c {
-			return nil, Checkpoint{}, fmt.Errorf("%w: the checkpoint kept for size %d does not verify or does not match the tree", ErrCorrupt, n)
+			return nil, proof.Checkpoint{}, fmt.Errorf("%w: the checkpoint kept for size %d does not verify or does not match the tree", ErrCorrupt, n)
 		}
 		return note, c, nil
 	} else if !errors.Is(err, ErrNotFound) {
-		return nil, Checkpoint{}, err
+		return nil, proof.Checkpoint{}, err
 	}
 	if l.signer == nil {
-		return nil, Checkpoint{}, fmt.Errorf("no checkpoint kept for size %d and the ledger is open read-only: %w", n, ErrReadOnly)
+		return nil, proof.Checkpoint{}, fmt.Errorf("no checkpoint kept for size %d and the ledger is open read-only: %w", n, ErrReadOnly)
 	}
 	note, err := l.sign(c)
 	return note, c, err

@@ -42,6 +42,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"github.com/proofledger/ledger/proof"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -248,7 +249,7 @@ func (l *Ledger) commitBatch(reqs []*appendRequest) (f *inflight) {
 		f.err = fmt.Errorf("tree hash: %w", err)
 		return f
 	}
-	c := Checkpoint{Origin: l.origin, Size: size, Root: root}
+	c := proof.Checkpoint{Origin: l.origin, Size: size, Root: root}
 	note, err := l.sign(c)
 	if err != nil {
 		f.err = err
@@ -275,7 +276,7 @@ func (l *Ledger) commitBatch(reqs []*appendRequest) (f *inflight) {
 }
 
 // sign signs a checkpoint with the log key.
-func (l *Ledger) sign(c Checkpoint) ([]byte, error) {
+func (l *Ledger) sign(c proof.Checkpoint) ([]byte, error) {
 	if l.hooks != nil && l.hooks.sign != nil {
 		if err := l.hooks.sign(c); err != nil {
 			return nil, fmt.Errorf("sign checkpoint: %w", err)
@@ -287,7 +288,7 @@ func (l *Ledger) sign(c Checkpoint) ([]byte, error) {
 // writeEvent adds the event, its tree hashes and the ledger's own index
 // entries to the batch, then runs the projectors.
 func (l *Ledger) writeEvent(b *pebble.Batch, ov *overlay, ev *Event, c *candidate, pbs []ProjectionBatch) error {
-	leaf := ev.Leaf()
+	leaf := ev.Encode()
 	hashes, err := tlog.StoredHashes(ev.Seq, leaf, hashReader{r: l.db, pending: ov.hashes})
 	if err != nil {
 		return fmt.Errorf("stored hashes for event %d: %w", ev.Seq, err)

@@ -64,35 +64,3 @@ func (h hashReader) ReadHashes(indexes []int64) (out []tlog.Hash, err error) {
 	}
 	return out, nil
 }
-
-// rootBuilder computes the RFC 6962 root of leaves appended in order in
-// O(log n) memory (a compact range): export, rebuild and audit recompute
-// the root of the leaves they stream and compare it with the signed one.
-type rootBuilder struct {
-	n     int64
-	stack []tlog.Hash // roots of the perfect subtrees, largest first
-}
-
-func newRootBuilder() *rootBuilder { return &rootBuilder{} }
-
-// add appends a leaf hash.
-func (b *rootBuilder) add(h tlog.Hash) {
-	b.stack = append(b.stack, h)
-	for n := b.n; n&1 == 1; n >>= 1 {
-		k := len(b.stack)
-		b.stack = append(b.stack[:k-2], tlog.NodeHash(b.stack[k-2], b.stack[k-1]))
-	}
-	b.n++
-}
-
-// root returns the root of the leaves added so far.
-func (b *rootBuilder) root() tlog.Hash {
-	if len(b.stack) == 0 {
-		return EmptyRoot
-	}
-	h := b.stack[len(b.stack)-1]
-	for i := len(b.stack) - 2; i >= 0; i-- {
-		h = tlog.NodeHash(b.stack[i], h)
-	}
-	return h
-}

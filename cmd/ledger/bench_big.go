@@ -20,6 +20,7 @@ import (
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/ledger"
 	"github.com/proofledger/ledger/ledger/ledgertest"
+	"github.com/proofledger/ledger/proof"
 )
 
 // sampleDoc is a document of the big ledger kept for the replay and
@@ -411,7 +412,7 @@ func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertes
 	if err != nil {
 		return err
 	}
-	proofs := make([]*ledger.InclusionProof, 256)
+	proofs := make([]*proof.InclusionProof, 256)
 	for i := range proofs {
 		if proofs[i], err = l.ProveInclusion(rs[0].Int64N(size), 0); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/proof"
 )
 
 func checkpointCommand(e *env) *cli.Command {
@@ -138,22 +139,31 @@ func verifyProofCommand(e *env) *cli.Command {
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			if bytes.HasPrefix(in.data, []byte("ledger.consistency-proof@v1\n")) {
-				p, err := ledger.ParseConsistencyProof(in.data)
-				if err != nil {
+			proofErr := func(err error) error {
+				switch {
+				case errors.Is(err, proof.ErrVerifierKey):
+					return usageErrorf("--key: %v", err)
+				case errors.Is(err, proof.ErrMalformed):
 					return exitf(exitMalformed, "%s: %v", name, err)
+				}
+				return exitf(exitInvalid, "%s: %v", name, err)
+			}
+			if bytes.HasPrefix(in.data, []byte(proof.ConsistencyHeader+"\n")) {
+				p, err := proof.ParseConsistencyProof(in.data)
+				if err != nil {
+					return proofErr(err)
 				}
 				v, err := p.Verify(vkey)
 				if err != nil {
-					return exitf(exitInvalid, "%s: %v", name, err)
+					return proofErr(err)
 				}
 				fmt.Fprintf(e.stdout, "%s: OK: the tree of size %d (root %s) extends the tree of size %d (root %s); checkpoint signed by %s\n",
 					name, v.New.Size, b64(v.New.Root[:]), v.Old.Size, b64(v.Old.Root[:]), v.New.Origin)
 				return nil
 			}
-			p, err := ledger.ParseInclusionProof(in.data)
+			p, err := proof.ParseInclusionProof(in.data)
 			if err != nil {
-				return exitf(exitMalformed, "%s: %v", name, err)
+				return proofErr(err)
 			}
 			var doc []byte
 			if d := c.String("doc"); d != "" {
@@ -165,14 +175,14 @@ func verifyProofCommand(e *env) *cli.Command {
 			}
 			v, err := p.Verify(vkey, doc)
 			if err != nil {
-				return exitf(exitInvalid, "%s: %v", name, err)
+				return proofErr(err)
 			}
 			docNote := ""
 			if doc != nil {
 				docNote = "; the document matches its digest"
 			}
 			fmt.Fprintf(e.stdout, "%s: OK: event %d (%s %s) is in the tree of size %d (root %s) signed by %s%s\n",
-				name, v.Event.Seq, v.Event.Kind, v.Event.ID, v.Checkpoint.Size, b64(v.Checkpoint.Root[:]), v.Checkpoint.Origin, docNote)
+				name, v.Leaf.Seq, v.Leaf.Kind, v.Leaf.ID, v.Checkpoint.Size, b64(v.Checkpoint.Root[:]), v.Checkpoint.Origin, docNote)
 			return nil
 		},
 	}
