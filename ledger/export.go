@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -210,7 +211,10 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	default:
 		return st, serr
 	}
-	zr, err := zstd.NewReader(r, zstd.WithDecoderMaxMemory(256<<20), zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderConcurrency(1))
+	// Streaming decompression with a bounded window. (The reader is
+	// wrapped so that zstd cannot see a whole in-memory buffer and decode
+	// it all at once.)
+	zr, err := zstd.NewReader(struct{ io.Reader }{r}, zstd.WithDecoderMaxMemory(256<<20), zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return st, err
 	}
@@ -408,7 +412,7 @@ func stagingDir(dir string) (string, error) {
 				continue
 			}
 			p := filepath.Join(parent, e.Name())
-			lock, err := pebble.LockDirectory(filepath.Join(p, storeDir), nil)
+			lock, err := pebble.LockDirectory(filepath.Join(p, storeDir), vfs.Default)
 			if err != nil {
 				continue // held by a running import, or not a store
 			}

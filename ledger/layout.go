@@ -117,12 +117,23 @@ func syncDir(fs vfs.FS, dir string) error {
 	return d.Close()
 }
 
-// mkdirPrivate creates dir (and its parents) and gives it dirMode.
+// mkdirPrivate creates dir (and its parents) and gives it dirMode; a new
+// directory's entry is synced in its parent.
 func mkdirPrivate(fs vfs.FS, dir string) error {
+	existed, err := exists(fs, dir)
+	if err != nil {
+		return err
+	}
 	if err := fs.MkdirAll(dir, dirMode); err != nil {
 		return err
 	}
-	return chmodOS(fs, dir, dirMode)
+	if err := chmodOS(fs, dir, dirMode); err != nil {
+		return err
+	}
+	if existed {
+		return nil
+	}
+	return syncDir(fs, fs.PathDir(dir))
 }
 
 // chmodOS sets a file's mode when fs is the operating system's file system

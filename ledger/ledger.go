@@ -121,6 +121,7 @@ type Ledger struct {
 	damage   error // why a damaged ledger was opened read-only (AllowDamaged)
 	hooks    *hooks
 	fatalMsg atomic.Pointer[string] // Pebble's fatal message, when it sent one
+	bgErr    chan error             // Pebble's background errors (pebbleLogger.bgErr)
 
 	// Sequencer and syncer (sequencer.go); nil queue when read-only.
 	queue  chan *appendRequest
@@ -211,8 +212,21 @@ func (l *Ledger) Close() (err error) {
 	if l.queue != nil && !failed {
 		// Flush the memtable so that the next open does not replay the
 		// write-ahead log: with a full memtable that replay made every
-		// read-only open (each query command) take about 250 ms.
-		if err := l.db.Flush(); err != nil {
+		// read-only open (each query command) take about 250 ms. Pebble
+		// retries a failed flush without end; the first failure ends the
+		// wait (everything is in the synced WAL, which the next open
+		// replays).
+		for len(l.bgErr) > 0 {
+			<-l.bgErr
+		}
+		done, err := l.db.AsyncFlush()
+		if err == nil {
+			select {
+			case <-done:
+			case err = <-l.bgErr:
+			}
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("close: flush: %w", err))
 		}
 	}
@@ -288,6 +302,12 @@ func pebbleOptions(pl pebbleLogger) *pebble.Options {
 			if pl.l != nil {
 				pl.l.Warn("store background error", "err", err)
 			}
+			if pl.bgErr != nil {
+				select {
+				case pl.bgErr <- err:
+				default:
+				}
+			}
 		},
 	}
 	o.EnsureDefaults()
@@ -302,6 +322,7 @@ type pebbleLogger struct {
 	l       *slog.Logger
 	onFatal func(string)
 	record  *atomic.Pointer[string]
+	bgErr   chan error // when set, receives background errors (a failed flush), without blocking
 }
 
 func (p pebbleLogger) Infof(format string, args ...any) {

@@ -245,7 +245,8 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	l := &Ledger{dir: dir, fs: fs, log: logger, proj: opts.Projectors, closed: make(chan struct{}),
 		hooks: opts.hooks, readOnly: opts.ReadOnly}
 	l.pubCond = sync.NewCond(&l.pubMu)
-	po := pebbleOptions(pebbleLogger{l: logger, onFatal: opts.OnFatal, record: &l.fatalMsg})
+	l.bgErr = make(chan error, 1)
+	po := pebbleOptions(pebbleLogger{l: logger, onFatal: opts.OnFatal, record: &l.fatalMsg, bgErr: l.bgErr})
 	po.FS = fs
 	po.ReadOnly = opts.ReadOnly
 	po.ErrorIfNotExists = true

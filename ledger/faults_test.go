@@ -1,0 +1,387 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/proofledger/ledger/proof"
+)
+
+const memDir = "/ledger"
+
+// faultFS is an in-memory file system whose operations fail, while armed,
+// when they match.
+type faultFS struct {
+	mem   *vfs.MemFS
+	fs    vfs.FS
+	armed atomic.Bool
+	match atomic.Pointer[func(errorfs.Op) bool]
+	hits  atomic.Int64
+}
+
+func newFaultFS(mem *vfs.MemFS) *faultFS {
+	f := &faultFS{mem: mem}
+	f.fs = errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if !f.armed.Load() {
+			return nil
+		}
+		if m := f.match.Load(); m != nil && (*m)(op) {
+			f.hits.Add(1)
+			return errorfs.ErrInjected
+		}
+		return nil
+	}))
+	return f
+}
+
+func (f *faultFS) arm(match func(errorfs.Op) bool) {
+	f.match.Store(&match)
+	f.hits.Store(0)
+	f.armed.Store(true)
+}
+
+func (f *faultFS) disarm() { f.armed.Store(false) }
+
+func isWAL(op errorfs.Op) bool { return strings.HasSuffix(op.Path, ".log") }
+func isSST(op errorfs.Op) bool { return strings.HasSuffix(op.Path, ".sst") }
+func isCkptLog(op errorfs.Op) bool {
+	return strings.HasSuffix(op.Path, "/"+ckptLogFile)
+}
+func isSync(op errorfs.Op) bool {
+	return op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
+}
+
+// signedRoots records every root the ledger ever showed for each size and
+// fails the test on a second, different one.
+type signedRoots struct {
+	t     *testing.T
+	roots map[int64]string
+}
+
+func (s *signedRoots) see(note []byte, vkey string) {
+	s.t.Helper()
+	c, err := proof.OpenCheckpoint(note, vkey)
+	if err != nil {
+		s.t.Fatalf("a checkpoint the ledger showed does not verify: %v", err)
+	}
+	root := b64(c.Root[:])
+	if prev, ok := s.roots[c.Size]; ok && prev != root {
+		s.t.Fatalf("two roots signed for size %d: %s and %s", c.Size, prev, root)
+	}
+	s.roots[c.Size] = root
+}
+
+// seeLog records every checkpoint in the ledger's checkpoint log.
+func (s *signedRoots) seeLog(fs vfs.FS, vkey string) {
+	s.t.Helper()
+	r, err := openCkptLogReader(fs, fs.PathJoin(memDir, ckptLogFile), func(n []byte) (proof.Checkpoint, error) { return proof.OpenCheckpoint(n, vkey) })
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer r.close()
+	for {
+		rec, err := r.next()
+		if err != nil {
+			s.t.Fatalf("checkpoint log: %v", err)
+		}
+		if rec == nil {
+			return
+		}
+		s.see(rec.note, vkey)
+	}
+}
+
+// TestAppendFaults breaks one step of an append per row (after Sunlight's
+// TestSequenceErrors) and states what must follow: the append fails and
+// nothing of it is published; the ledger either goes on (a failure before
+// the batch is applied) or refuses further appends (a failure after, when
+// what is durable is unknown); no size is ever signed twice; and after
+// reopening, the store is consistent, audits clean, and appends again.
+func TestAppendFaults(t *testing.T) {
+	signer := testKey(3)
+	rows := []struct {
+		name string
+		// match selects the failing operations; nil with failSign fails
+		// the checkpoint signature instead.
+		match    func(errorfs.Op) bool
+		failSign bool
+		// flushFirst moves the log into tables and reopens, so that
+		// admission reads them from the file system.
+		flushFirst bool
+		// fatal: the ledger must refuse appends after the fault.
+		fatal bool
+		// conflict: the faulted append is a different document with the
+		// identity of an appended one, so admission must read its entry.
+		conflict bool
+	}{
+		{name: "WAL write", match: func(op errorfs.Op) bool { return isWAL(op) && op.Kind == errorfs.OpFileWrite }, fatal: true},
+		{name: "WAL sync", match: func(op errorfs.Op) bool { return isWAL(op) && isSync(op) }, fatal: true},
+		{name: "checkpoint log write", match: func(op errorfs.Op) bool { return isCkptLog(op) && op.Kind == errorfs.OpFileWriteAt }, fatal: true},
+		{name: "checkpoint log sync", match: func(op errorfs.Op) bool { return isCkptLog(op) && isSync(op) }, fatal: true},
+		{name: "read during admission", match: func(op errorfs.Op) bool {
+			return isSST(op) && (op.Kind == errorfs.OpFileReadAt || op.Kind == errorfs.OpFileRead || op.Kind == errorfs.OpOpen)
+		}, flushFirst: true, conflict: true},
+		{name: "checkpoint signature", failSign: true},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			ctx := context.Background()
+			ffs := newFaultFS(vfs.NewMem())
+			if err := Init(memDir, InitOptions{Origin: "faults.test", Key: testKey(9), FS: ffs.fs}); err != nil {
+				t.Fatal(err)
+			}
+			var signFail atomic.Bool
+			opts := Options{FS: ffs.fs, hooks: &hooks{sign: func(proof.Checkpoint) error {
+				if signFail.Load() {
+					return errors.New("signature failed on purpose")
+				}
+				return nil
+			}}}
+			l, err := Open(memDir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			roots := &signedRoots{t: t, roots: map[int64]string{}}
+			n := 0
+			appendOne := func(l *Ledger) ([]Outcome, error) {
+				n++
+				return l.Append(ctx, []Submission{{Name: fmt.Sprint(n), Data: receipt(t, signer, n, "", "", -1)}}, AppendOptions{})
+			}
+			for range 200 {
+				if _, err := appendOne(l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if row.flushFirst {
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if l, err = Open(memDir, opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			note, err := l.Checkpoint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			roots.see(note, l.VerifierKey())
+			before := l.Size()
+
+			if row.failSign {
+				signFail.Store(true)
+			} else {
+				ffs.arm(row.match)
+			}
+			var out []Outcome
+			if row.conflict {
+				out, err = l.Append(ctx, []Submission{{Name: "conflict", Data: receipt(t, testKey(5), 150, "", "", -1)}}, AppendOptions{})
+			} else {
+				out, err = appendOne(l)
+			}
+			ffs.disarm()
+			signFail.Store(false)
+			if err == nil {
+				t.Fatalf("the append went through the fault: %+v (%d injected errors)", out, ffs.hits.Load())
+			}
+			if !row.failSign && ffs.hits.Load() == 0 {
+				t.Fatal("the fault was never hit")
+			}
+			// Nothing of the failed append is published.
+			if got := l.Size(); got != before {
+				t.Errorf("size %d after the failed append, want %d", got, before)
+			}
+			if note, err := l.Checkpoint(); err != nil || !strings.Contains(string(note), fmt.Sprintf("\n%d\n", before)) {
+				t.Errorf("checkpoint after the failed append: %q %v", note, err)
+			} else {
+				roots.see(note, l.VerifierKey())
+			}
+			_, err = appendOne(l)
+			switch {
+			case row.fatal && !errors.Is(err, ErrFailed):
+				t.Errorf("append after the fault = %v, want ErrFailed", err)
+			case !row.fatal && err != nil:
+				t.Errorf("append after a fault before apply = %v, want success", err)
+			}
+			if !row.fatal {
+				note, _ := l.Checkpoint()
+				roots.see(note, l.VerifierKey())
+			}
+			l.Close()
+			roots.seeLog(ffs.mem, l.VerifierKey())
+
+			// Reopened on the same (now healthy) file system: consistent,
+			// clean, appending, and never re-signing a size.
+			l, err = Open(memDir, opts)
+			if err != nil {
+				t.Fatalf("reopen after the fault: %v", err)
+			}
+			defer l.Close()
+			if l.Size() < before {
+				t.Errorf("reopened with %d events, fewer than the %d acknowledged", l.Size(), before)
+			}
+			rep, err := l.Audit(ctx, AuditOptions{})
+			if err != nil || !rep.OK() {
+				t.Fatalf("audit after reopening: %v %v", err, rep.Problems)
+			}
+			if _, err := appendOne(l); err != nil {
+				t.Fatalf("append after reopening: %v", err)
+			}
+			note, _ = l.Checkpoint()
+			roots.see(note, l.VerifierKey())
+			l.Close()
+			roots.seeLog(ffs.mem, l.VerifierKey())
+		})
+	}
+}
+
+// TestFlushFaultLosesNothing fails the writes of a memtable flush: the
+// appends before it were synced to the WAL, so closing reports the error
+// and reopening finds every acknowledged event.
+func TestFlushFaultLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	ffs := newFaultFS(vfs.NewMem())
+	if err := Init(memDir, InitOptions{Origin: "faults.test", Key: testKey(9), FS: ffs.fs}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(memDir, Options{FS: ffs.fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := testKey(3)
+	for i := range 10 {
+		if _, err := l.Append(ctx, []Submission{{Name: fmt.Sprint(i), Data: receipt(t, signer, i, "", "", -1)}}, AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ffs.arm(func(op errorfs.Op) bool {
+		return isSST(op) && (op.Kind == errorfs.OpCreate || op.Kind == errorfs.OpFileWrite)
+	})
+	closeErr := l.Close()
+	ffs.disarm()
+	if closeErr == nil || ffs.hits.Load() == 0 {
+		t.Fatalf("close with failing table writes = %v (%d injected errors), want an error", closeErr, ffs.hits.Load())
+	}
+	l, err = Open(memDir, Options{FS: ffs.fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Size() != 10 {
+		t.Errorf("reopened with %d events, want 10", l.Size())
+	}
+	if rep, err := l.Audit(ctx, AuditOptions{}); err != nil || !rep.OK() {
+		t.Errorf("audit: %v %v", err, rep.Problems)
+	}
+}
+
+// TestCrashDropsOnlyUnacknowledged appends from several goroutines on
+// Pebble's crashable in-memory file system and, at random moments, takes
+// a crash image that drops some or all unsynced writes. Each image must
+// open (never damaged: nothing published was unsynced), hold every append
+// acknowledged before the image was taken, audit clean (no half batch) and
+// accept appends again.
+func TestCrashDropsOnlyUnacknowledged(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewCrashableMem()
+	if err := Init(memDir, InitOptions{Origin: "crash.test", Key: testKey(9), FS: mem}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(memDir, Options{FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := testKey(3)
+	var mu sync.Mutex
+	acked := map[string]int64{}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	defer func() {
+		close(stop)
+		wg.Wait()
+		l.Close()
+	}()
+	var next atomic.Int64
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var subs []Submission
+				for range 1 + w {
+					i := int(next.Add(1))
+					subs = append(subs, Submission{Name: fmt.Sprint(i), Data: receipt(t, signer, i, "", "", -1)})
+				}
+				out, err := l.Append(ctx, subs, AppendOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for _, o := range out {
+					if o.Status == StatusAppended {
+						acked[o.ID] = o.Seq
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	images := 0
+	for images < 12 {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n < 20*(images+1) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		mu.Lock()
+		seen := make(map[string]int64, len(acked))
+		for k, v := range acked {
+			seen[k] = v
+		}
+		mu.Unlock()
+		img := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rand.New(rand.NewPCG(uint64(images), 7))})
+		images++
+		checkCrashImage(t, img, seen, signer)
+	}
+}
+
+func checkCrashImage(t *testing.T, fs vfs.FS, acked map[string]int64, signer interface{}) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := Open(memDir, Options{FS: fs})
+	if err != nil {
+		t.Fatalf("crash image does not open: %v", err)
+	}
+	defer l.Close()
+	for id, seq := range acked {
+		ev, err := l.Lookup(id)
+		if err != nil || ev.Seq != seq {
+			t.Fatalf("acknowledged %s (event %d) after the crash: %v %v", id, seq, ev, err)
+		}
+	}
+	if rep, err := l.Audit(ctx, AuditOptions{}); err != nil || !rep.OK() {
+		t.Fatalf("audit of the crash image: %v %v", err, rep.Problems)
+	}
+	out, err := l.Append(ctx, []Submission{{Name: "after", Data: receipt(t, testKey(4), 1<<20, "", "", -1)}}, AppendOptions{})
+	if err != nil || out[0].Status != StatusAppended {
+		t.Fatalf("append to the crash image: %v %+v", err, out)
+	}
+}
