@@ -59,18 +59,17 @@ func (l *Ledger) ProveConsistency(oldSize, newSize int64) (*proof.ConsistencyPro
 		return nil, fmt.Errorf("old size %d: must be between 0 and %d", oldSize, c.Size)
 	}
 	p := &proof.ConsistencyProof{OldSize: oldSize, OldRoot: proof.EmptyRoot(), Checkpoint: bytes.Clone(note)}
-	if oldSize == 0 {
-		return p, nil
-	}
-	hr := hashReader{r: v.r}
-	if p.OldRoot, err = tlog.TreeHash(oldSize, hr); err != nil {
-		return nil, err
-	}
-	if p.Hashes, err = tlog.ProveTree(c.Size, oldSize, hr); err != nil {
-		return nil, fmt.Errorf("prove consistency %d→%d: %w", oldSize, c.Size, err)
-	}
-	if err := tlog.CheckTree(p.Hashes, c.Size, c.Root, oldSize, p.OldRoot); err != nil {
-		return nil, fmt.Errorf("%w: the stored tree of size %d is not consistent with the signed tree of size %d (altered on disk): %v", ErrCorrupt, oldSize, c.Size, err)
+	if oldSize > 0 {
+		hr := hashReader{r: v.r}
+		if p.OldRoot, err = tlog.TreeHash(oldSize, hr); err != nil {
+			return nil, err
+		}
+		if p.Hashes, err = tlog.ProveTree(c.Size, oldSize, hr); err != nil {
+			return nil, fmt.Errorf("prove consistency %d→%d: %w", oldSize, c.Size, err)
+		}
+		if err := tlog.CheckTree(p.Hashes, c.Size, c.Root, oldSize, p.OldRoot); err != nil {
+			return nil, fmt.Errorf("%w: the stored tree of size %d is not consistent with the signed tree of size %d (altered on disk): %v", ErrCorrupt, oldSize, c.Size, err)
+		}
 	}
 	if oc, err := viewGet(v, checkpointKey(oldSize)); err == nil {
 		if kept, err := l.openNote(oc); err == nil && kept.Size == oldSize && kept.Root == p.OldRoot {

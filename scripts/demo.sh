@@ -108,3 +108,6 @@ run "$bin" systems
 
 say "Drop every projection and recompute it from the log"
 run "$bin" rebuild
+
+say "Audit the whole ledger: documents, leaves, the tree, every signed checkpoint and the indexes"
+run "$bin" audit
