@@ -97,16 +97,25 @@ func (l *Ledger) Audit(ctx context.Context, opts AuditOptions) (*AuditReport, er
 			a.problem(-1, "%v", l.damage)
 		}
 	}
+	// Damaged bytes that stop a phase (a checksum failure, an unreadable
+	// key) are a finding, not a failure of the audit.
+	found := func(err error) error {
+		if errors.Is(err, ErrCorrupt) {
+			a.problem(-1, "%v", err)
+			return nil
+		}
+		return err
+	}
 	ck, err := a.newCheckpointStreams()
 	if err != nil {
-		return a.rep, err
+		return a.rep, found(err)
 	}
 	defer ck.close()
 	if err := a.events(ctx, ck, opts.Progress); err != nil {
-		return a.rep, err
+		return a.rep, found(err)
 	}
 	if err := a.indexCounts(); err != nil {
-		return a.rep, err
+		return a.rep, found(err)
 	}
 	return a.rep, nil
 }

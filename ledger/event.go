@@ -38,7 +38,7 @@ func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // ErrCorrupt is wrapped by every error about stored data that does not
 // decode: the store was damaged or written by something else.
-var ErrCorrupt = errors.New("ledger: corrupt store")
+var ErrCorrupt = errors.New("corrupt store")
 
 // parseLeafEvent decodes a leaf into an event.
 func parseLeafEvent(p *proof.LeafParser, leaf []byte) (*Event, error) {

@@ -295,7 +295,7 @@ func pebbleOptions(pl pebbleLogger) *pebble.Options {
 	o.EventListener = &pebble.EventListener{
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			if pl.l != nil {
-				pl.l.Error("store corruption", "path", info.Path, "err", info.Details)
+				pl.l.Debug("store corruption", "path", info.Path, "err", pebbleMessage(info.Details))
 			}
 		},
 		BackgroundError: func(err error) {
@@ -390,7 +390,16 @@ func getCopy(r pebble.Reader, key []byte) ([]byte, error) {
 // storeErr marks a Pebble checksum failure as ErrCorrupt.
 func storeErr(err error) error {
 	if err != nil && pebble.IsCorruptionError(err) {
-		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return fmt.Errorf("%w: %s", ErrCorrupt, pebbleMessage(err))
 	}
 	return err
+}
+
+// pebbleMessage is a Pebble error's one-line message, without the detail
+// markers its error library appends.
+func pebbleMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	return oneLine(strings.ReplaceAll(err.Error(), " <corruption detail carrier>", ""))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/proofledger/ledger/proof"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -267,6 +268,27 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		}
 	}()
 	st, err := readStoredState(l.db)
+	if errors.Is(err, ErrCorrupt) {
+		// The log's own metadata is unreadable: nothing can be checked
+		// or served but what the audit finds.
+		damage := &DamageError{Dir: dir, Reason: err.Error()}
+		if !opts.AllowDamaged {
+			return nil, damage
+		}
+		if err := l.loadKeys(true); err != nil {
+			return nil, err
+		}
+		l.origin, _, _ = strings.Cut(l.vkey, "+")
+		l.format, l.damage, l.readOnly = max(dirFormat, 1), damage, true
+		if l.ins, err = inspect.New(); err != nil {
+			return nil, err
+		}
+		if l.zdec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(64<<20)); err != nil {
+			return nil, err
+		}
+		l.publish(tip{}, nil)
+		return l, nil
+	}
 	if err != nil {
 		if errors.Is(err, ErrNotLedger) && dirFormat == 0 {
 			return nil, fmt.Errorf("%s: %w", dir, ErrNotLedger)
@@ -423,12 +445,20 @@ type extState struct {
 // the store keeps for its size and the last one in the checkpoint log. It
 // returns the log's tip and the checkpoint log's state, or a *DamageError.
 // It reads a few keys and O(log n) tree hashes, whatever the size.
-func (l *Ledger) check(st storedState, legacy bool) (tip, extState, error) {
+func (l *Ledger) check(st storedState, legacy bool) (_ tip, _ extState, err error) {
 	t := tip{size: st.size, lastT: st.lastT}
 	var ext extState
 	damaged := func(format string, args ...any) (tip, extState, error) {
 		return t, ext, &DamageError{Dir: l.dir, Reason: fmt.Sprintf(format, args...)}
 	}
+	// A checksum failure met while checking is damage too: the ledger
+	// opens for diagnosis only.
+	defer func() {
+		var de *DamageError
+		if err != nil && errors.Is(err, ErrCorrupt) && !errors.As(err, &de) {
+			err = &DamageError{Dir: l.dir, Reason: err.Error()}
+		}
+	}()
 	if !legacy {
 		var err error
 		ext.rec, ext.end, ext.torn, err = lastCkptRecord(l.fs, l.path(ckptLogFile), l.openNote)

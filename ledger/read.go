@@ -307,7 +307,7 @@ func (l *Ledger) scanView(ctx context.Context, v *view, from int64, fn func(*Eve
 			}
 		}
 		if err := it.Error(); err != nil {
-			readErr = storeErr(err)
+			readErr = fmt.Errorf("reading the leaf of event %d: %w", next, storeErr(err))
 			return
 		}
 		if next != v.size {

@@ -44,7 +44,7 @@ func openWith(c *cli.Context, e *env, opts ledger.Options) (*ledger.Ledger, erro
 		case errors.Is(err, ledger.ErrNewerFormat):
 			return nil, exitf(exitInternal, "%w", err)
 		}
-		return nil, exitf(exitInternal, "open ledger %s: %w", dir, err)
+		return nil, exitf(exitInternal, "%w", err)
 	}
 	return l, nil
 }
