@@ -112,6 +112,19 @@ func (d *dec) umax(field string, max uint64) uint64 {
 	return x
 }
 
+// count reads the number of entries that follow, each of which takes at
+// least two bytes: a count that cannot fit in what is left is an error
+// (and bounds what a caller allocates).
+func (d *dec) count(field string) uint64 {
+	at := d.off()
+	n, ok := d.uvarint(field)
+	if ok && n > uint64(len(d.b)/2) {
+		d.failAt(at, field, "value truncated: %d entries of 2 bytes or more, %d bytes left", n, len(d.b))
+		return 0
+	}
+	return n
+}
+
 func (d *dec) i(field string) int64 {
 	ux, _ := d.uvarint(field)
 	x := int64(ux >> 1) // binary.Varint's zig-zag
@@ -152,7 +165,7 @@ func (d *dec) s(field string) string {
 		return ""
 	}
 	if n > uint64(len(d.b)) {
-		d.failAt(at, field, "length %d exceeds the %d bytes left", n, len(d.b))
+		d.failAt(at, field, "value truncated: length %d exceeds the %d bytes left", n, len(d.b))
 		return ""
 	}
 	x := string(d.b[:n])

@@ -252,8 +252,7 @@ func decodeRollupAt(key, v []byte) (*rollup, []LatencyCount, error) {
 		r.outcomes[i] = d.u(name)
 	}
 	r.cost, r.tokens, r.retries, r.violations, r.evidenceSolved = d.u("cost"), d.u("tokens"), d.u("retries"), d.u("violations"), d.u("evidence_solved")
-	// Each latency takes at least two bytes: this bounds the allocation.
-	n := d.umax("latencies", uint64(len(d.b)/2))
+	n := d.count("latencies")
 	if d.err != nil {
 		return nil, nil, d.err
 	}
@@ -321,8 +320,7 @@ func decodeTask(key, v []byte) (*taskState, error) {
 	if d.err == nil && !t.solved && t.firstSolved != 0 {
 		d.fail("first_solved", "%d ns for a task never solved", t.firstSolved)
 	}
-	// Each day takes at least two bytes: this bounds the map.
-	n := d.umax("fail days", uint64(len(d.b)/2))
+	n := d.count("fail days")
 	if d.err != nil {
 		return nil, d.err
 	}
