@@ -124,7 +124,16 @@ func TestValueCorruption(t *testing.T) {
 		return e.b
 	}
 	rep := func(first, last int64, s float64) []byte {
-		return vals(func(e *enc) { e.u(1); e.u(0); e.u(0); e.u(0); e.i(first); e.i(last); e.f(s); e.f(0) })
+		return vals(func(e *enc) {
+			e.u(1)
+			e.u(0)
+			e.u(0)
+			e.u(0)
+			e.i(first)
+			e.i(last)
+			e.f(s)
+			e.f(0)
+		})
 	}
 	bundle := func(outcome, known byte, latency uint64) []byte {
 		return vals(func(e *enc) {
@@ -195,7 +204,15 @@ func TestValueCorruption(t *testing.T) {
 		{"unsolved task solved", "task", task(false, 7), []string{"first_solved", "never solved"}},
 		{"fail days not rising", "task", task(true, 1, 5, 5), []string{"fail day", "must rise"}},
 		{"fail day beyond int32", "task", task(true, 1, 1<<40), []string{"fail day", "fit 32 bits"}},
-		{"passed over total", "system", vals(func(e *enc) { e.s("VERIFIED"); e.s("L2"); e.i(4); e.i(3); e.i(0); e.s(""); e.s("id") }), []string{"4 passed of 3"}},
+		{"passed over total", "system", vals(func(e *enc) {
+			e.s("VERIFIED")
+			e.s("L2")
+			e.i(4)
+			e.i(3)
+			e.i(0)
+			e.s("")
+			e.s("id")
+		}), []string{"4 passed of 3"}},
 		{"string past the end", "verifier", vals(func(e *enc) { e.u(10); e.b = append(e.b, "abc"...) }), []string{"system at byte 0", "truncated: length 10 exceeds the 3 bytes left"}},
 		{"rollback flag 7", "rollback", vals(func(e *enc) { e.s("t"); e.byte1(7) }), []string{"restored_clean at byte 2", "flag byte 7"}},
 		{"empty regression", "regression", nil, []string{"first_solved", "truncated"}},

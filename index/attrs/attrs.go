@@ -363,9 +363,7 @@ func (a *Attestation) Decode(v canonjson.Value) error {
 // Decode reads the attrs object of a witness bundle into b, reusing the
 // capacity of b.Violations.
 func (b *Bundle) Decode(v canonjson.Value) error {
-	vs := b.Violations[:0]
-	*b = Bundle{}
-	defer func() { b.Violations = vs }()
+	*b = Bundle{Violations: b.Violations[:0]}
 	if err := isObject(v); err != nil {
 		return err
 	}
@@ -436,8 +434,8 @@ func (b *Bundle) Decode(v canonjson.Value) error {
 		return fieldErr("violations", "present, but policy_known is false (the trace was not evaluated)")
 	}
 	for i, e := range violations.Elems() {
-		vs = append(vs, Violation{})
-		if err := vs[i].decode(e, i, b.ToolCalls); err != nil {
+		b.Violations = append(b.Violations, Violation{})
+		if err := b.Violations[i].decode(e, i, b.ToolCalls); err != nil {
 			return err
 		}
 	}
@@ -597,6 +595,9 @@ func quoteAll(set []string) string {
 
 // count reads a non-negative integer no larger than max.
 func count(v canonjson.Value, max uint64) (uint64, string) {
+	if n, ok := digits(v.Literal()); ok && n <= max {
+		return n, ""
+	}
 	if !v.IsInt() {
 		return 0, typeReason("an integer", v)
 	}
@@ -610,6 +611,24 @@ func count(v canonjson.Value, max uint64) (uint64, string) {
 		return 0, fmt.Sprintf("want at most %d, got %d", max, n)
 	}
 	return uint64(n), ""
+}
+
+// digits reads a number literal of 1 to 19 decimal digits (the JSON
+// grammar rules out leading zeros), which cannot overflow a uint64: the
+// fast path of count.
+func digits(lit string) (uint64, bool) {
+	if len(lit) == 0 || len(lit) > 19 {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(lit); i++ {
+		c := lit[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + uint64(c)
+	}
+	return n, true
 }
 
 func count64(v canonjson.Value) (int64, string) {
