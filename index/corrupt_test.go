@@ -187,7 +187,7 @@ func TestValueCorruption(t *testing.T) {
 		{"outcome byte 4", "bundle", bundle(4, 1, 10), []string{"outcome at byte 0", "4 exceeds 3"}},
 		{"flag byte 2", "bundle", bundle(0, 2, 10), []string{"policy_known at byte 1", "flag byte 2"}},
 		{"latency over 32 bits", "bundle", bundle(0, 1, 1<<32), []string{"latency_ms", "exceeds"}},
-		{"short policy", "bundle", []byte{0, 1, 1, 2, 0, 0, 0}, []string{"policy at byte 4", "hash takes 8 bytes, 3 left"}},
+		{"short policy", "bundle", []byte{0, 1, 1, 2, 0, 0, 0}, []string{"policy at byte 4", "value truncated (8 bytes, 3 left)"}},
 		{"latency count 0", "rollup", rollup(1, 5, 0), []string{"latency count", ": 0"}},
 		{"latencies not rising", "rollup", rollup(2, 5, 1, 0, 1), []string{"latency at", "must rise"}},
 		{"latency over 32 bits", "rollup", rollup(2, 1<<31, 1, 1<<31, 1), []string{"latency at", "fit 32 bits"}},

@@ -52,27 +52,31 @@ func (e *enc) flag(x bool) {
 // dec reads the projection value of a key. Each read names its field; the
 // first error sticks and names the key, the field and the byte offset.
 // Reads accept exactly what enc writes: minimal varints, flags 0 or 1,
-// and (done) no trailing bytes.
+// and (done) no trailing bytes. The reader keeps an offset rather than
+// re-slicing b, so that reads write no pointers.
 type dec struct {
 	key []byte // for errors
-	b   []byte // what is left
-	n   int    // the value's length
+	b   []byte // the value
+	at  int    // offset of the next byte
 	err error
 }
 
-func newDec(key, v []byte) dec { return dec{key: key, b: v, n: len(v)} }
+func newDec(key, v []byte) dec { return dec{key: key, b: v} }
 
 // off is the offset of the next byte.
-func (d *dec) off() int { return d.n - len(d.b) }
+func (d *dec) off() int { return d.at }
+
+// left is the number of bytes not read yet.
+func (d *dec) left() int { return len(d.b) - d.at }
 
 // failAt records an error about the field that starts at byte at.
 func (d *dec) failAt(at int, field, format string, args ...any) {
 	if d.err == nil {
-		d.err = corrupt(d.key, "%s at byte %d of %d: %s", field, at, d.n, fmt.Sprintf(format, args...))
+		d.err = corrupt(d.key, "%s at byte %d of %d: %s", field, at, len(d.b), fmt.Sprintf(format, args...))
 	}
 }
 
-func (d *dec) fail(field, format string, args ...any) { d.failAt(d.off(), field, format, args...) }
+func (d *dec) fail(field, format string, args ...any) { d.failAt(d.at, field, format, args...) }
 
 // uvarint reads an unsigned varint, minimal as binary.AppendUvarint
 // writes it.
@@ -80,7 +84,7 @@ func (d *dec) uvarint(field string) (uint64, bool) {
 	if d.err != nil {
 		return 0, false
 	}
-	x, n := binary.Uvarint(d.b)
+	x, n := binary.Uvarint(d.b[d.at:])
 	switch {
 	case n == 0:
 		d.fail(field, "value truncated")
@@ -88,11 +92,11 @@ func (d *dec) uvarint(field string) (uint64, bool) {
 	case n < 0:
 		d.fail(field, "varint overflows 64 bits")
 		return 0, false
-	case n > 1 && d.b[n-1] == 0:
+	case n > 1 && d.b[d.at+n-1] == 0:
 		d.fail(field, "varint not minimal")
 		return 0, false
 	}
-	d.b = d.b[n:]
+	d.at += n
 	return x, true
 }
 
@@ -103,7 +107,7 @@ func (d *dec) u(field string) uint64 {
 
 // umax reads an unsigned varint no larger than max.
 func (d *dec) umax(field string, max uint64) uint64 {
-	at := d.off()
+	at := d.at
 	x, ok := d.uvarint(field)
 	if ok && x > max {
 		d.failAt(at, field, "%d exceeds %d", x, max)
@@ -116,10 +120,10 @@ func (d *dec) umax(field string, max uint64) uint64 {
 // least two bytes: a count that cannot fit in what is left is an error
 // (and bounds what a caller allocates).
 func (d *dec) count(field string) uint64 {
-	at := d.off()
+	at := d.at
 	n, ok := d.uvarint(field)
-	if ok && n > uint64(len(d.b)/2) {
-		d.failAt(at, field, "value truncated: %d entries of 2 bytes or more, %d bytes left", n, len(d.b))
+	if ok && n > uint64(d.left()/2) {
+		d.failAt(at, field, "value truncated: %d entries of 2 bytes or more, %d bytes left", n, d.left())
 		return 0
 	}
 	return n
@@ -134,24 +138,33 @@ func (d *dec) i(field string) int64 {
 	return x
 }
 
-func (d *dec) f(field string) float64 {
+// raw reads n bytes.
+func (d *dec) raw(field string, n int) []byte {
 	if d.err != nil {
-		return 0
+		return nil
 	}
-	if len(d.b) < 8 {
-		d.fail(field, "value truncated (a float takes 8 bytes, %d left)", len(d.b))
-		return 0
+	if d.left() < n {
+		d.fail(field, "value truncated (%d bytes, %d left)", n, d.left())
+		return nil
 	}
-	x := math.Float64frombits(binary.BigEndian.Uint64(d.b))
-	d.b = d.b[8:]
+	x := d.b[d.at : d.at+n]
+	d.at += n
 	return x
+}
+
+func (d *dec) f(field string) float64 {
+	x := d.raw(field, 8)
+	if x == nil {
+		return 0
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(x))
 }
 
 // sum reads a decayed sum: a float that is neither NaN nor negative.
 func (d *dec) sum(field string) float64 {
-	at := d.off()
+	at := d.at
 	x := d.f(field)
-	if d.err == nil && (math.IsNaN(x) || x < 0) {
+	if math.IsNaN(x) || x < 0 {
 		d.failAt(at, field, "decayed sum %v", x)
 		return 0
 	}
@@ -159,17 +172,17 @@ func (d *dec) sum(field string) float64 {
 }
 
 func (d *dec) s(field string) string {
-	at := d.off()
+	at := d.at
 	n, ok := d.uvarint(field)
 	if !ok {
 		return ""
 	}
-	if n > uint64(len(d.b)) {
-		d.failAt(at, field, "value truncated: length %d exceeds the %d bytes left", n, len(d.b))
+	if n > uint64(d.left()) {
+		d.failAt(at, field, "value truncated: length %d exceeds the %d bytes left", n, d.left())
 		return ""
 	}
-	x := string(d.b[:n])
-	d.b = d.b[n:]
+	x := string(d.b[d.at : d.at+int(n)])
+	d.at += int(n)
 	return x
 }
 
@@ -177,17 +190,17 @@ func (d *dec) byte1(field string) byte {
 	if d.err != nil {
 		return 0
 	}
-	if len(d.b) < 1 {
+	if d.left() < 1 {
 		d.fail(field, "value truncated")
 		return 0
 	}
-	x := d.b[0]
-	d.b = d.b[1:]
+	x := d.b[d.at]
+	d.at++
 	return x
 }
 
 func (d *dec) flag(field string) bool {
-	at := d.off()
+	at := d.at
 	x := d.byte1(field)
 	if x > 1 {
 		d.failAt(at, field, "flag byte %d, want 0 or 1", x)
@@ -198,8 +211,8 @@ func (d *dec) flag(field string) bool {
 
 // done returns the first error, or an error when bytes are left over.
 func (d *dec) done() error {
-	if d.err == nil && len(d.b) > 0 {
-		d.fail("end", "%d trailing bytes", len(d.b))
+	if d.err == nil && d.left() > 0 {
+		d.fail("end", "%d trailing bytes", d.left())
 	}
 	return d.err
 }

@@ -164,13 +164,7 @@ func (r *bundleRec) encode() []byte {
 func decodeBundle(key, v []byte) (*bundleRec, error) {
 	d := newDec(key, v)
 	r := &bundleRec{outcome: uint8(d.umax("outcome", outError)), policyKnown: d.flag("policy_known"), evidence: d.flag("evidence_complete"), mode: d.byte1("mode")}
-	if d.err == nil && len(d.b) < len(r.policy) {
-		d.fail("policy", "value truncated (the hash takes %d bytes, %d left)", len(r.policy), len(d.b))
-	}
-	if d.err == nil {
-		copy(r.policy[:], d.b)
-		d.b = d.b[len(r.policy):]
-	}
+	copy(r.policy[:], d.raw("policy", len(r.policy)))
 	r.cost = d.u("cost")
 	r.latency = uint32(d.umax("latency_ms", math.MaxUint32))
 	r.tokens = d.u("tokens")
