@@ -199,6 +199,17 @@ func (d *dec) byte1(field string) byte {
 	return x
 }
 
+// byteMax reads a byte no larger than max.
+func (d *dec) byteMax(field string, max byte) byte {
+	at := d.at
+	x := d.byte1(field)
+	if x > max {
+		d.failAt(at, field, "byte %d exceeds %d", x, max)
+		return 0
+	}
+	return x
+}
+
 func (d *dec) flag(field string) bool {
 	at := d.at
 	x := d.byte1(field)

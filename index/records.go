@@ -163,7 +163,7 @@ func (r *bundleRec) encode() []byte {
 
 func decodeBundle(key, v []byte) (*bundleRec, error) {
 	d := newDec(key, v)
-	r := &bundleRec{outcome: uint8(d.umax("outcome", outError)), policyKnown: d.flag("policy_known"), evidence: d.flag("evidence_complete"), mode: d.byte1("mode")}
+	r := &bundleRec{outcome: d.byteMax("outcome", outError), policyKnown: d.flag("policy_known"), evidence: d.flag("evidence_complete"), mode: d.byte1("mode")}
 	copy(r.policy[:], d.raw("policy", len(r.policy)))
 	r.cost = d.u("cost")
 	r.latency = uint32(d.umax("latency_ms", math.MaxUint32))
@@ -262,7 +262,7 @@ func decodeRollupAt(key, v []byte) (*rollup, []LatencyCount, error) {
 		at = d.off()
 		c := d.u("latency count")
 		if d.err == nil && c == 0 {
-			d.failAt(at, "latency count", "0")
+			d.failAt(at, "latency count", "count 0 (a latency is kept for at least one bundle)")
 		}
 		counted += c
 		lat = append(lat, LatencyCount{MS: uint32(v32), Count: c})
