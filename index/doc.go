@@ -12,6 +12,23 @@
 // (ledger.Event.Attrs), so `ledger rebuild` reproduces it key for key.
 // Queries read a Reader (a ledger.Snapshot).
 //
+// The leaf attributes are typed: package index/attrs owns their format
+// (leaf version 1) with a record per kind (attrs.Receipt, Attestation,
+// Bundle with its Violations, Rollback), the encoder the ledger records
+// (attrs.Of, from a document's inspect.Result) and strict decoders. Project
+// decodes an event's attributes with them and returns an error naming the
+// event's seq, its kind and the field (wrapping attrs.ErrInvalid) when they
+// do not decode, so an append or a rebuild fails instead of projecting
+// zeros.
+//
+// Every decoder of stored keys and values checks lengths and ranges and
+// accepts only what the index writes (minimal varints, flags 0 or 1, no
+// trailing bytes); anything else is an error wrapping ErrCorrupt that
+// names the key (quoted, cut to 80 bytes), the field, its byte offset and
+// the reason. Project (which reads aggregates back) and every query
+// return these errors to their callers; no stored bytes make the package
+// panic or read as zero.
+//
 // The package must not write outside x/, decode documents, or depend on
 // anything above the ledger.
 package index

@@ -11,8 +11,27 @@ import (
 	"github.com/proofledger/ledger/ledger"
 )
 
-// ErrCorrupt is wrapped by errors about projection values that do not decode.
+// ErrCorrupt is wrapped by every error about stored projection bytes (a
+// key or a value under x/) that do not decode: the store was damaged or
+// written by something else. The error names the key and what is wrong.
 var ErrCorrupt = errors.New("index: corrupt projection")
+
+// maxKeyQuote bounds the bytes of a key an error quotes.
+const maxKeyQuote = 80
+
+// quoteKey quotes a key for an error, cut to maxKeyQuote bytes.
+func quoteKey(k []byte) string {
+	if len(k) > maxKeyQuote {
+		return fmt.Sprintf("%q... (%d bytes)", k[:maxKeyQuote], len(k))
+	}
+	return fmt.Sprintf("%q", k)
+}
+
+// corrupt returns an error wrapping ErrCorrupt that names key and says
+// what is wrong with it or its value.
+func corrupt(key []byte, format string, args ...any) error {
+	return fmt.Errorf("%w: key %s: %s", ErrCorrupt, quoteKey(key), fmt.Sprintf(format, args...))
+}
 
 // enc builds a projection value.
 type enc struct{ b []byte }
@@ -30,70 +49,184 @@ func (e *enc) flag(x bool) {
 	}
 }
 
-// dec reads a projection value; the first error sticks.
+// dec reads the projection value of a key. Each read names its field; the
+// first error sticks and names the key, the field and the byte offset.
+// Reads accept exactly what enc writes: minimal varints, flags 0 or 1,
+// and (done) no trailing bytes. The reader keeps an offset rather than
+// re-slicing b, so that reads write no pointers.
 type dec struct {
-	b   []byte
+	key []byte // for errors
+	b   []byte // the value
+	at  int    // offset of the next byte
 	err error
 }
 
-func (d *dec) fail() {
+func newDec(key, v []byte) dec { return dec{key: key, b: v} }
+
+// off is the offset of the next byte.
+func (d *dec) off() int { return d.at }
+
+// left is the number of bytes not read yet.
+func (d *dec) left() int { return len(d.b) - d.at }
+
+// failAt records an error about the field that starts at byte at.
+func (d *dec) failAt(at int, field, format string, args ...any) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%w: value truncated", ErrCorrupt)
+		d.err = corrupt(d.key, "%s at byte %d of %d: %s", field, at, len(d.b), fmt.Sprintf(format, args...))
 	}
 }
 
-func (d *dec) u() uint64 {
-	x, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
+func (d *dec) fail(field, format string, args ...any) { d.failAt(d.at, field, format, args...) }
+
+// uvarint reads an unsigned varint, minimal as binary.AppendUvarint
+// writes it.
+func (d *dec) uvarint(field string) (uint64, bool) {
+	if d.err != nil {
+		return 0, false
 	}
-	d.b = d.b[n:]
+	x, n := binary.Uvarint(d.b[d.at:])
+	switch {
+	case n == 0:
+		d.fail(field, "value truncated")
+		return 0, false
+	case n < 0:
+		d.fail(field, "varint overflows 64 bits")
+		return 0, false
+	case n > 1 && d.b[d.at+n-1] == 0:
+		d.fail(field, "varint not minimal")
+		return 0, false
+	}
+	d.at += n
+	return x, true
+}
+
+func (d *dec) u(field string) uint64 {
+	x, _ := d.uvarint(field)
 	return x
 }
 
-func (d *dec) i() int64 {
-	x, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
+// umax reads an unsigned varint no larger than max.
+func (d *dec) umax(field string, max uint64) uint64 {
+	at := d.at
+	x, ok := d.uvarint(field)
+	if ok && x > max {
+		d.failAt(at, field, "%d exceeds %d", x, max)
 		return 0
 	}
-	d.b = d.b[n:]
 	return x
 }
 
-func (d *dec) f() float64 {
-	if len(d.b) < 8 {
-		d.fail()
+// count reads the number of entries that follow, each of which takes at
+// least two bytes: a count that cannot fit in what is left is an error
+// (and bounds what a caller allocates).
+func (d *dec) count(field string) uint64 {
+	at := d.at
+	n, ok := d.uvarint(field)
+	if ok && n > uint64(d.left()/2) {
+		d.failAt(at, field, "value truncated: %d entries of 2 bytes or more, %d bytes left", n, d.left())
 		return 0
 	}
-	x := math.Float64frombits(binary.BigEndian.Uint64(d.b))
-	d.b = d.b[8:]
+	return n
+}
+
+func (d *dec) i(field string) int64 {
+	ux, _ := d.uvarint(field)
+	x := int64(ux >> 1) // binary.Varint's zig-zag
+	if ux&1 != 0 {
+		x = ^x
+	}
 	return x
 }
 
-func (d *dec) s() string {
-	n := d.u()
-	if d.err != nil || n > uint64(len(d.b)) {
-		d.fail()
+// raw reads n bytes.
+func (d *dec) raw(field string, n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if d.left() < n {
+		d.fail(field, "value truncated (%d bytes, %d left)", n, d.left())
+		return nil
+	}
+	x := d.b[d.at : d.at+n]
+	d.at += n
+	return x
+}
+
+func (d *dec) f(field string) float64 {
+	x := d.raw(field, 8)
+	if x == nil {
+		return 0
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(x))
+}
+
+// sum reads a decayed sum: a float that is neither NaN nor negative.
+func (d *dec) sum(field string) float64 {
+	at := d.at
+	x := d.f(field)
+	if math.IsNaN(x) || x < 0 {
+		d.failAt(at, field, "decayed sum %v", x)
+		return 0
+	}
+	return x
+}
+
+func (d *dec) s(field string) string {
+	at := d.at
+	n, ok := d.uvarint(field)
+	if !ok {
 		return ""
 	}
-	x := string(d.b[:n])
-	d.b = d.b[n:]
+	if n > uint64(d.left()) {
+		d.failAt(at, field, "value truncated: length %d exceeds the %d bytes left", n, d.left())
+		return ""
+	}
+	x := string(d.b[d.at : d.at+int(n)])
+	d.at += int(n)
 	return x
 }
 
-func (d *dec) byte1() byte {
-	if len(d.b) < 1 {
-		d.fail()
+func (d *dec) byte1(field string) byte {
+	if d.err != nil {
 		return 0
 	}
-	x := d.b[0]
-	d.b = d.b[1:]
+	if d.left() < 1 {
+		d.fail(field, "value truncated")
+		return 0
+	}
+	x := d.b[d.at]
+	d.at++
 	return x
 }
 
-func (d *dec) flag() bool { return d.byte1() != 0 }
+// byteMax reads a byte no larger than max.
+func (d *dec) byteMax(field string, max byte) byte {
+	at := d.at
+	x := d.byte1(field)
+	if x > max {
+		d.failAt(at, field, "byte %d exceeds %d", x, max)
+		return 0
+	}
+	return x
+}
+
+func (d *dec) flag(field string) bool {
+	at := d.at
+	x := d.byte1(field)
+	if x > 1 {
+		d.failAt(at, field, "flag byte %d, want 0 or 1", x)
+		return false
+	}
+	return x == 1
+}
+
+// done returns the first error, or an error when bytes are left over.
+func (d *dec) done() error {
+	if d.err == nil && d.left() > 0 {
+		d.fail("end", "%d trailing bytes", d.left())
+	}
+	return d.err
+}
 
 // Day is a UTC calendar day, counted from 1970-01-01.
 type Day int32

@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/proofledger/ledger/codec"
-	"github.com/proofledger/ledger/codec/canonjson"
+	"github.com/proofledger/ledger/index/attrs"
 	"github.com/proofledger/ledger/ledger"
 )
 
@@ -54,9 +54,17 @@ func (r rawRecord) encode() []byte { return r }
 // and written once, in Flush.
 type batch struct {
 	cache map[string]record
+	// Decoded attributes of the event being projected, kept to reuse
+	// their memory.
+	receipt     attrs.Receipt
+	attestation attrs.Attestation
+	bundleAttrs attrs.Bundle
+	rollback    attrs.Rollback
 }
 
-func (b *batch) load(w ledger.Writer, key []byte, decode func([]byte) (record, error), fresh func() record) (record, error) {
+// load returns the record at key: from the batch, else decoded from the
+// store, else fresh.
+func (b *batch) load(w ledger.Writer, key []byte, decode func(k, v []byte) (record, error), fresh func() record) (record, error) {
 	if r, ok := b.cache[string(key)]; ok {
 		return r, nil
 	}
@@ -68,8 +76,8 @@ func (b *batch) load(w ledger.Writer, key []byte, decode func([]byte) (record, e
 	case err != nil:
 		return nil, err
 	default:
-		if r, err = decode(v); err != nil {
-			return nil, fmt.Errorf("%q: %w", key, err)
+		if r, err = decode(key, v); err != nil {
+			return nil, err
 		}
 	}
 	b.cache[string(key)] = r
@@ -77,7 +85,7 @@ func (b *batch) load(w ledger.Writer, key []byte, decode func([]byte) (record, e
 }
 
 func (b *batch) rep(w ledger.Writer, key []byte) (*repAgg, error) {
-	r, err := b.load(w, key, func(v []byte) (record, error) { return decodeRep(v) }, func() record { return &repAgg{} })
+	r, err := b.load(w, key, func(k, v []byte) (record, error) { return decodeRep(k, v) }, func() record { return &repAgg{} })
 	if err != nil {
 		return nil, err
 	}
@@ -100,21 +108,34 @@ func (b *batch) Flush(w ledger.Writer) error {
 	return nil
 }
 
-// Project implements ledger.ProjectionBatch.
+// Project implements ledger.ProjectionBatch. It decodes the event's
+// attributes strictly (package attrs) and fails, naming the event and the
+// field, when they do not decode, rather than project zeros.
 func (b *batch) Project(w ledger.Writer, ev *ledger.Event) error {
-	a := attrs{ev.Attrs}
+	var err error
 	switch ev.Kind {
 	case codec.KindVRF:
-		return b.receipt(w, ev, a)
+		if err = b.receipt.Decode(ev.Attrs); err == nil {
+			return b.projectReceipt(w, ev, &b.receipt)
+		}
 	case codec.KindAVIRAttestation:
-		return b.attestation(ev, a)
+		if err = b.attestation.Decode(ev.Attrs); err == nil {
+			b.projectAttestation(ev, &b.attestation)
+			return nil
+		}
 	case codec.KindRVWW:
-		return b.bundle(w, ev, a)
+		if err = b.bundleAttrs.Decode(ev.Attrs); err == nil {
+			return b.projectBundle(w, ev, &b.bundleAttrs)
+		}
 	case ledger.KindRollback:
-		rec := &enc{}
-		rec.s(ev.Subject)
-		rec.flag(a.flag("restored_clean"))
-		b.cache[string(join(pRollback, nsKey(docNS(ev)), seqKey(ev.Seq)))] = rawRecord(rec.b)
+		if err = b.rollback.Decode(ev.Attrs); err == nil {
+			rec := rollbackRec{task: ev.Subject, clean: b.rollback.RestoredClean}
+			b.cache[string(join(pRollback, nsKey(docNS(ev)), seqKey(ev.Seq)))] = rawRecord(rec.encode())
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("leaf of event %d (%s): %w", ev.Seq, ev.Kind, err)
 	}
 	return nil
 }
@@ -127,9 +148,7 @@ func docNS(ev *ledger.Event) int64 {
 	return ev.Time.UnixNano()
 }
 
-func (b *batch) receipt(w ledger.Writer, ev *ledger.Event, a attrs) error {
-	verdict := a.str("verdict")
-	passed, total := a.num("passed"), a.num("total")
+func (b *batch) projectReceipt(w ledger.Writer, ev *ledger.Event, a *attrs.Receipt) error {
 	ns := docNS(ev)
 	day := DayOf(ev.Time)
 	if ev.Time.IsZero() {
@@ -139,7 +158,7 @@ func (b *batch) receipt(w ledger.Writer, ev *ledger.Event, a attrs) error {
 		join(pAgent, []byte(ev.Subject), []byte{0}),
 		join(pAgentDay, []byte(ev.Subject), []byte{0}, day.key()),
 	}
-	if tt := a.str("task_type"); tt != "" {
+	if tt := a.TaskType; tt != "" {
 		keys = append(keys, join(pAgentTask, []byte(ev.Subject), []byte{0}, []byte(tt)))
 	}
 	if ev.Signer != "" {
@@ -150,14 +169,11 @@ func (b *batch) receipt(w ledger.Writer, ev *ledger.Event, a attrs) error {
 		if err != nil {
 			return err
 		}
-		r.add(verdict, passed, total, ns)
+		r.add(a.Verdict, a.Passed, a.Total, ns)
 	}
-	tk := join(pTier, []byte{byte(a.num("tier"))}, []byte(verdict))
-	r, err := b.load(w, tk, func(v []byte) (record, error) {
-		d := dec{b: v}
-		c := counter(d.u())
-		return &c, d.err
-	}, func() record { c := counter(0); return &c })
+	tk := join(pTier, []byte{byte(a.Tier)}, []byte(a.Verdict))
+	r, err := b.load(w, tk, func(k, v []byte) (record, error) { return decodeCounter(k, v) },
+		func() record { c := counter(0); return &c })
 	if err != nil {
 		return err
 	}
@@ -165,39 +181,29 @@ func (b *batch) receipt(w ledger.Writer, ev *ledger.Event, a attrs) error {
 	return nil
 }
 
-func (b *batch) attestation(ev *ledger.Event, a attrs) error {
-	var e enc
-	e.s(a.str("verdict"))
-	e.s(a.str("level"))
-	e.i(a.num("passed"))
-	e.i(a.num("total"))
-	e.i(docNS(ev))
-	e.s(ev.Signer)
-	e.s(ev.ID)
-	b.cache[string(join(pSystem, []byte(ev.Subject), []byte{0}, seqKey(ev.Seq)))] = rawRecord(e.b)
+func (b *batch) projectAttestation(ev *ledger.Event, a *attrs.Attestation) {
+	rec := sysRec{verdict: a.Verdict, level: a.Level, passed: a.Passed, total: a.Total, ns: docNS(ev), signer: ev.Signer, id: ev.ID}
+	b.cache[string(join(pSystem, []byte(ev.Subject), []byte{0}, seqKey(ev.Seq)))] = rawRecord(rec.encode())
 	if ev.Signer != "" {
-		var v enc
-		v.s(ev.Subject)
-		v.s(a.str("verdict"))
-		b.cache[string(join(pVerifier, []byte(ev.Signer), []byte{0}, seqKey(ev.Seq)))] = rawRecord(v.b)
+		v := verRec{system: ev.Subject, verdict: a.Verdict}
+		b.cache[string(join(pVerifier, []byte(ev.Signer), []byte{0}, seqKey(ev.Seq)))] = rawRecord(v.encode())
 	}
-	return nil
 }
 
-func (b *batch) bundle(w ledger.Writer, ev *ledger.Event, a attrs) error {
+func (b *batch) projectBundle(w ledger.Writer, ev *ledger.Event, a *attrs.Bundle) error {
 	rec := &bundleRec{
-		outcome:     outcomeCode(a.str("outcome")),
-		policyKnown: a.flag("policy_known"),
-		evidence:    a.flag("evidence_complete"),
-		mode:        uint8(a.num("mode")),
-		cost:        uint64(a.num("cost")),
-		latency:     uint32(a.num("latency_ms")),
-		tokens:      uint64(a.num("tokens")),
-		retries:     uint64(a.num("retries")),
-		violations:  uint64(a.len("violations")),
+		outcome:     outcomeCode(a.Outcome),
+		policyKnown: a.PolicyKnown,
+		evidence:    a.EvidenceComplete,
+		mode:        uint8(a.Mode),
+		policy:      a.Policy,
+		cost:        uint64(a.CostMicrodollars),
+		latency:     a.LatencyMS,
+		tokens:      uint64(a.Tokens),
+		retries:     uint64(a.Retries),
+		violations:  uint64(len(a.Violations)),
 		task:        ev.Subject,
 	}
-	copy(rec.policy[:], a.hex("policy"))
 	ns := docNS(ev)
 	day := dayOfNS(ns)
 	b.cache[string(join(pBundle, nsKey(ns), seqKey(ev.Seq)))] = rec
@@ -207,10 +213,13 @@ func (b *batch) bundle(w ledger.Writer, ev *ledger.Event, a attrs) error {
 		known = 1
 	}
 	rk := join(pRollup, day.key(), rec.policy[:], []byte{rec.mode, known})
-	r, err := b.load(w, rk, func(v []byte) (record, error) {
-		ro, lat, err := decodeRollup(v)
+	r, err := b.load(w, rk, func(k, v []byte) (record, error) {
+		ro, lat, err := decodeRollupAt(k, v)
+		if err != nil {
+			return nil, err
+		}
 		ro.loadLatencies(lat)
-		return ro, err
+		return ro, nil
 	}, func() record { return &rollup{} })
 	if err != nil {
 		return err
@@ -226,7 +235,7 @@ func (b *batch) regression(w ledger.Writer, rec *bundleRec, ns int64, day Day) e
 	if rec.outcome == outSkipped || rec.task == "" {
 		return nil
 	}
-	r, err := b.load(w, join(pTask, []byte(rec.task)), func(v []byte) (record, error) { return decodeTask(v) },
+	r, err := b.load(w, join(pTask, []byte(rec.task)), func(k, v []byte) (record, error) { return decodeTask(k, v) },
 		func() record { return &taskState{failDays: map[Day]int64{}} })
 	if err != nil {
 		return err
@@ -234,9 +243,8 @@ func (b *batch) regression(w ledger.Writer, rec *bundleRec, ns int64, day Day) e
 	t := r.(*taskState)
 	mark := func(d Day) {
 		if t.solved && t.firstSolved < t.failDays[d] {
-			var e enc
-			e.i(t.firstSolved)
-			b.cache[string(join(pRegression, d.key(), []byte(rec.task)))] = rawRecord(e.b)
+			v := regressionValue(t.firstSolved)
+			b.cache[string(join(pRegression, d.key(), []byte(rec.task)))] = rawRecord(v.encode())
 		}
 	}
 	if rec.outcome == outSolved {
@@ -253,50 +261,4 @@ func (b *batch) regression(w ledger.Writer, rec *bundleRec, ns int64, day Day) e
 	}
 	mark(day)
 	return nil
-}
-
-// attrs reads an event's Attrs.
-type attrs struct{ v canonjson.Value }
-
-func (a attrs) str(k string) string {
-	f, _ := a.v.Get(k)
-	s, _ := f.Str()
-	return s
-}
-
-func (a attrs) num(k string) int64 {
-	f, _ := a.v.Get(k)
-	n, _ := f.Int64()
-	return n
-}
-
-func (a attrs) flag(k string) bool {
-	f, _ := a.v.Get(k)
-	b, _ := f.Bool()
-	return b
-}
-
-func (a attrs) len(k string) int {
-	f, _ := a.v.Get(k)
-	return f.Len()
-}
-
-func (a attrs) hex(k string) []byte {
-	s := a.str(k)
-	out := make([]byte, 0, 8)
-	for i := 0; i+1 < len(s) && len(out) < 8; i += 2 {
-		hi, lo := unhex(s[i]), unhex(s[i+1])
-		out = append(out, hi<<4|lo)
-	}
-	return out
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	}
-	return 0
 }

@@ -80,14 +80,17 @@ func Agent(r Reader, agent string, since time.Time) (*AgentReport, error) {
 	out := &AgentReport{Reputation: rep}
 	p := join(pAgentTask, []byte(agent), []byte{0})
 	err = r.Range(p, prefixEnd(p), func(k, v []byte) (bool, error) {
-		a, err := decodeRep(v)
+		a, err := decodeRep(k, v)
 		if err != nil {
 			return false, err
 		}
 		out.TaskTypes = append(out.TaskTypes, fromAgg(string(k[len(p):]), a))
 		return true, nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Signer returns one signer's (verifier's) figures, like Agent.
@@ -97,17 +100,26 @@ func Signer(r Reader, signer string, since time.Time) (Reputation, error) {
 
 func subjectRep(r Reader, all, days []byte, subject string, since time.Time) (Reputation, error) {
 	if since.IsZero() {
-		v, err := r.Get(join(all, []byte(subject), []byte{0}))
+		k := join(all, []byte(subject), []byte{0})
+		v, err := r.Get(k)
 		if err != nil {
 			return Reputation{}, err
 		}
-		a, err := decodeRep(v)
-		return fromAgg(subject, a), err
+		a, err := decodeRep(k, v)
+		if err != nil {
+			return Reputation{}, err
+		}
+		return fromAgg(subject, a), nil
 	}
 	p := join(days, []byte(subject), []byte{0})
 	sum := &repAgg{}
-	err := r.Range(join(p, DayOf(since).key()), prefixEnd(p), func(_, v []byte) (bool, error) {
-		a, err := decodeRep(v)
+	err := r.Range(join(p, DayOf(since).key()), prefixEnd(p), func(k, v []byte) (bool, error) {
+		if len(k) != len(p)+4 {
+			// Not a day of this subject: one of a subject whose name
+			// continues this one's past a NUL byte.
+			return true, nil
+		}
+		a, err := decodeRep(k, v)
 		if err != nil {
 			return false, err
 		}
@@ -137,9 +149,12 @@ func Signers(r Reader, since, now time.Time) ([]Reputation, error) {
 func ranking(r Reader, all, days []byte, since, now time.Time) ([]Reputation, error) {
 	var out []Reputation
 	err := r.Range(all, prefixEnd(all), func(k, v []byte) (bool, error) {
-		subject := string(k[len(all) : len(k)-1])
+		subject, err := subjectFromKey(k, all)
+		if err != nil {
+			return false, err
+		}
 		if since.IsZero() {
-			a, err := decodeRep(v)
+			a, err := decodeRep(k, v)
 			if err != nil {
 				return false, err
 			}
@@ -156,6 +171,9 @@ func ranking(r Reader, all, days []byte, since, now time.Time) ([]Reputation, er
 		out = append(out, rep)
 		return true, nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		si, sj := out[i].Score(now), out[j].Score(now)
 		if si != sj {
@@ -166,23 +184,31 @@ func ranking(r Reader, all, days []byte, since, now time.Time) ([]Reputation, er
 		}
 		return out[i].Subject < out[j].Subject
 	})
-	return out, err
+	return out, nil
 }
 
 // TierVerdicts returns VRF verdict counts per tier: tier → verdict → count.
 func TierVerdicts(r Reader) (map[int]map[string]int64, error) {
 	out := map[int]map[string]int64{}
 	err := r.Range(pTier, prefixEnd(pTier), func(k, v []byte) (bool, error) {
-		d := dec{b: v}
-		n := d.u()
-		tier := int(k[len(pTier)])
+		tier, verdict, err := tierFromKey(k)
+		if err != nil {
+			return false, err
+		}
+		n, err := decodeCounter(k, v)
+		if err != nil {
+			return false, err
+		}
 		if out[tier] == nil {
 			out[tier] = map[string]int64{}
 		}
-		out[tier][string(k[len(pTier)+1:])] = int64(n)
-		return true, d.err
+		out[tier][verdict] = int64(*n)
+		return true, nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Attestation is one AVIR attestation in a system's history.
@@ -217,21 +243,25 @@ func (s System) Latest() Attestation {
 func Systems(r Reader) ([]System, error) {
 	var out []System
 	err := r.Range(pSystem, prefixEnd(pSystem), func(k, v []byte) (bool, error) {
-		rest := k[len(pSystem):]
-		key := string(rest[:len(rest)-9])
-		seq := int64(binaryBE(rest[len(rest)-8:]))
-		d := dec{b: v}
-		a := Attestation{Seq: seq, Verdict: d.s(), Level: d.s(), Passed: d.i(), Total: d.i(), Time: time.Unix(0, d.i()).UTC(), Signer: d.s(), ID: d.s()}
-		if d.err != nil {
-			return false, d.err
+		key, seq, err := nameSeqFromKey(k, pSystem)
+		if err != nil {
+			return false, err
 		}
+		rec, err := decodeSys(k, v)
+		if err != nil {
+			return false, err
+		}
+		a := Attestation{Seq: seq, Verdict: rec.verdict, Level: rec.level, Passed: rec.passed, Total: rec.total, Time: time.Unix(0, rec.ns).UTC(), Signer: rec.signer, ID: rec.id}
 		if len(out) == 0 || out[len(out)-1].Key != key {
 			out = append(out, System{Key: key})
 		}
 		out[len(out)-1].History = append(out[len(out)-1].History, a)
 		return true, nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // VerifierAttestations returns, per verifier key, the systems it attested
@@ -239,19 +269,19 @@ func Systems(r Reader) ([]System, error) {
 func VerifierAttestations(r Reader) (map[string][][2]string, error) {
 	out := map[string][][2]string{}
 	err := r.Range(pVerifier, prefixEnd(pVerifier), func(k, v []byte) (bool, error) {
-		rest := k[len(pVerifier):]
-		signer := string(rest[:len(rest)-9])
-		d := dec{b: v}
-		out[signer] = append(out[signer], [2]string{d.s(), d.s()})
-		return true, d.err
+		signer, _, err := nameSeqFromKey(k, pVerifier)
+		if err != nil {
+			return false, err
+		}
+		rec, err := decodeVer(k, v)
+		if err != nil {
+			return false, err
+		}
+		out[signer] = append(out[signer], [2]string{rec.system, rec.verdict})
+		return true, nil
 	})
-	return out, err
-}
-
-func binaryBE(b []byte) uint64 {
-	var x uint64
-	for _, c := range b {
-		x = x<<8 | uint64(c)
+	if err != nil {
+		return nil, err
 	}
-	return x
+	return out, nil
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/proofledger/ledger/codec/rvww"
 )
 
 // Reputation model (after ClawBizarre's reputation engine): each receipt
@@ -99,10 +101,17 @@ func (a *repAgg) encode() []byte {
 	return e.b
 }
 
-func decodeRep(b []byte) (*repAgg, error) {
-	d := dec{b: b}
-	a := &repAgg{pass: d.u(), fail: d.u(), partial: d.u(), errs: d.u(), first: d.i(), last: d.i(), s: d.f(), f: d.f()}
-	return a, d.err
+func decodeRep(key, v []byte) (*repAgg, error) {
+	d := newDec(key, v)
+	a := &repAgg{pass: d.u("pass"), fail: d.u("fail"), partial: d.u("partial"), errs: d.u("errors"),
+		first: d.i("first"), last: d.i("last"), s: d.sum("success sum"), f: d.sum("failure sum")}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	if a.first > a.last {
+		return nil, corrupt(key, "reputation: first receipt at %d ns after the last at %d ns", a.first, a.last)
+	}
+	return a, nil
 }
 
 // Outcome codes of witness bundles in rollups and records.
@@ -113,14 +122,10 @@ const (
 	outError   = 3 // errored, and unknown outcome bytes (the reference counts them as errors)
 )
 
-func outcomeCode(name string) uint8 {
-	switch name {
-	case "solved":
-		return outSolved
-	case "failed":
-		return outFailed
-	case "skipped":
-		return outSkipped
+// outcomeCode returns the code of a bundle outcome.
+func outcomeCode(o rvww.Outcome) uint8 {
+	if o.Known() {
+		return uint8(o) // rvww's four outcomes are numbered as the codes
 	}
 	return outError
 }
@@ -156,22 +161,20 @@ func (r *bundleRec) encode() []byte {
 	return e.b
 }
 
-func decodeBundle(b []byte) (*bundleRec, error) {
-	d := dec{b: b}
-	r := &bundleRec{outcome: d.byte1(), policyKnown: d.flag(), evidence: d.flag(), mode: d.byte1()}
-	if len(d.b) < 8 {
-		d.fail()
-		return r, d.err
+func decodeBundle(key, v []byte) (*bundleRec, error) {
+	d := newDec(key, v)
+	r := &bundleRec{outcome: d.byteMax("outcome", outError), policyKnown: d.flag("policy_known"), evidence: d.flag("evidence_complete"), mode: d.byte1("mode")}
+	copy(r.policy[:], d.raw("policy", len(r.policy)))
+	r.cost = d.u("cost")
+	r.latency = uint32(d.umax("latency_ms", math.MaxUint32))
+	r.tokens = d.u("tokens")
+	r.retries = d.u("retries")
+	r.violations = d.u("violations")
+	r.task = d.s("task")
+	if err := d.done(); err != nil {
+		return nil, err
 	}
-	copy(r.policy[:], d.b[:8])
-	d.b = d.b[8:]
-	r.cost = d.u()
-	r.latency = uint32(d.u())
-	r.tokens = d.u()
-	r.retries = d.u()
-	r.violations = d.u()
-	r.task = d.s()
-	return r, d.err
+	return r, nil
 }
 
 // LatencyCount is one value of a latency histogram.
@@ -231,26 +234,46 @@ func (r *rollup) encode() []byte {
 	return e.b
 }
 
-// decodeRollup decodes a rollup; the latencies come back as a sorted slice.
-func decodeRollup(b []byte) (*rollup, []LatencyCount, error) {
-	d := dec{b: b}
+// decodeRollup decodes a rollup built in memory (it has no key).
+func decodeRollup(v []byte) (*rollup, []LatencyCount, error) { return decodeRollupAt(nil, v) }
+
+// decodeRollupAt decodes the rollup stored at key; the latencies come back
+// as a sorted slice. The histogram holds one latency per bundle counted.
+func decodeRollupAt(key, v []byte) (*rollup, []LatencyCount, error) {
+	d := newDec(key, v)
 	r := &rollup{}
-	for i := range r.outcomes {
-		r.outcomes[i] = d.u()
+	for i, name := range [...]string{"solved", "failed", "skipped", "errors"} {
+		r.outcomes[i] = d.u(name)
 	}
-	r.cost, r.tokens, r.retries, r.violations, r.evidenceSolved = d.u(), d.u(), d.u(), d.u(), d.u()
-	n := d.u()
-	if d.err != nil || n > uint64(len(d.b)) {
-		d.fail()
-		return r, nil, d.err
+	r.cost, r.tokens, r.retries, r.violations, r.evidenceSolved = d.u("cost"), d.u("tokens"), d.u("retries"), d.u("violations"), d.u("evidence_solved")
+	n := d.count("latencies")
+	if d.err != nil {
+		return nil, nil, d.err
 	}
 	lat := make([]LatencyCount, 0, n)
-	v := uint32(0)
+	var v32, counted uint64
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		v += uint32(d.u())
-		lat = append(lat, LatencyCount{MS: v, Count: d.u()})
+		at := d.off()
+		delta := d.u("latency")
+		if d.err == nil && (i > 0 && delta == 0 || delta > math.MaxUint32-v32) {
+			d.failAt(at, "latency", "delta %d after %d ms: latencies must rise and fit 32 bits", delta, v32)
+		}
+		v32 += delta
+		at = d.off()
+		c := d.u("latency count")
+		if d.err == nil && c == 0 {
+			d.failAt(at, "latency count", "count 0 (a latency is kept for at least one bundle)")
+		}
+		counted += c
+		lat = append(lat, LatencyCount{MS: uint32(v32), Count: c})
 	}
-	return r, lat, d.err
+	if err := d.done(); err != nil {
+		return nil, nil, err
+	}
+	if bundles := r.outcomes[0] + r.outcomes[1] + r.outcomes[2] + r.outcomes[3]; counted != bundles {
+		return nil, nil, corrupt(key, "rollup: %d latencies for %d bundles", counted, bundles)
+	}
+	return r, lat, nil
 }
 
 func (r *rollup) loadLatencies(lat []LatencyCount) {
@@ -285,13 +308,128 @@ func (t *taskState) encode() []byte {
 	return e.b
 }
 
-func decodeTask(b []byte) (*taskState, error) {
-	d := dec{b: b}
-	t := &taskState{solved: d.flag(), firstSolved: d.i(), failDays: map[Day]int64{}}
-	n := d.u()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		day := Day(d.i())
-		t.failDays[day] = d.i()
+func decodeTask(key, v []byte) (*taskState, error) {
+	d := newDec(key, v)
+	t := &taskState{solved: d.flag("solved"), firstSolved: d.i("first_solved")}
+	if d.err == nil && !t.solved && t.firstSolved != 0 {
+		d.fail("first_solved", "%d ns for a task never solved", t.firstSolved)
 	}
-	return t, d.err
+	n := d.count("fail days")
+	if d.err != nil {
+		return nil, d.err
+	}
+	t.failDays = make(map[Day]int64, n)
+	prev := int64(math.MinInt32) - 1
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		at := d.off()
+		day := d.i("fail day")
+		if d.err == nil && (day <= prev || day > math.MaxInt32) {
+			d.failAt(at, "fail day", "day %d after %d: days must rise and fit 32 bits", day, prev)
+		}
+		prev = day
+		t.failDays[Day(day)] = d.i("fail time")
+	}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// decodeCounter decodes a count (x/v/).
+func decodeCounter(key, v []byte) (*counter, error) {
+	d := newDec(key, v)
+	c := counter(d.u("count"))
+	return &c, d.done()
+}
+
+// sysRec is an attestation in a system's history (x/y/).
+type sysRec struct {
+	verdict, level string
+	passed, total  int64
+	ns             int64
+	signer, id     string
+}
+
+func (r *sysRec) encode() []byte {
+	var e enc
+	e.s(r.verdict)
+	e.s(r.level)
+	e.i(r.passed)
+	e.i(r.total)
+	e.i(r.ns)
+	e.s(r.signer)
+	e.s(r.id)
+	return e.b
+}
+
+func decodeSys(key, v []byte) (*sysRec, error) {
+	d := newDec(key, v)
+	r := &sysRec{verdict: d.s("verdict"), level: d.s("level"), passed: d.i("passed"), total: d.i("total"), ns: d.i("time"), signer: d.s("signer"), id: d.s("id")}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	if r.passed < 0 || r.passed > r.total {
+		return nil, corrupt(key, "attestation: %d passed of %d", r.passed, r.total)
+	}
+	return r, nil
+}
+
+// verRec is a verifier's attestation (x/k/).
+type verRec struct{ system, verdict string }
+
+func (r *verRec) encode() []byte {
+	var e enc
+	e.s(r.system)
+	e.s(r.verdict)
+	return e.b
+}
+
+func decodeVer(key, v []byte) (*verRec, error) {
+	d := newDec(key, v)
+	r := &verRec{system: d.s("system"), verdict: d.s("verdict")}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// rollbackRec is a rollback record (x/r/).
+type rollbackRec struct {
+	task  string
+	clean bool
+}
+
+func (r *rollbackRec) encode() []byte {
+	var e enc
+	e.s(r.task)
+	e.flag(r.clean)
+	return e.b
+}
+
+func decodeRollback(key, v []byte) (*rollbackRec, error) {
+	d := newDec(key, v)
+	r := &rollbackRec{task: d.s("task"), clean: d.flag("restored_clean")}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// regressionValue is the value of a regression entry (x/g/): the task's
+// first solve, ns.
+type regressionValue int64
+
+func (r *regressionValue) encode() []byte {
+	var e enc
+	e.i(int64(*r))
+	return e.b
+}
+
+func decodeRegression(key, v []byte) (*regressionValue, error) {
+	d := newDec(key, v)
+	r := regressionValue(d.i("first_solved"))
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }

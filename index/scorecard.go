@@ -2,7 +2,6 @@ package index
 
 import (
 	"bytes"
-	"fmt"
 	"sort"
 	"time"
 )
@@ -141,16 +140,18 @@ func Aggregate(r Reader, since, until time.Time, f Filter) (*Totals, error) {
 	}
 	if since.IsZero() || until.IsZero() || fromDay < toDay {
 		err := r.Range(lower, upper, func(k, v []byte) (bool, error) {
-			rest := k[len(pRollup):]
-			policy, mode, known := rest[4:12], rest[12], rest[13] == 1
-			if !f.match(policy, mode) {
-				return true, nil
-			}
-			ro, lat, err := decodeRollup(v)
+			rk, err := rollupFromKey(k)
 			if err != nil {
 				return false, err
 			}
-			t.addRollup(ro, lat, known)
+			if !f.match(rk.policy[:], rk.mode) {
+				return true, nil
+			}
+			ro, lat, err := decodeRollupAt(k, v)
+			if err != nil {
+				return false, err
+			}
+			t.addRollup(ro, lat, rk.known)
 			t.DaysRead++
 			return true, nil
 		})
@@ -174,8 +175,11 @@ func Aggregate(r Reader, since, until time.Time, f Filter) (*Totals, error) {
 	edge := &rollup{}
 	edgeUnknown := &rollup{}
 	for _, e := range edges {
-		err := r.Range(join(pBundle, nsKey(e[0])), join(pBundle, nsKey(e[1])), func(_, v []byte) (bool, error) {
-			b, err := decodeBundle(v)
+		err := r.Range(join(pBundle, nsKey(e[0])), join(pBundle, nsKey(e[1])), func(k, v []byte) (bool, error) {
+			if _, _, err := timeSeqFromKey(k, pBundle); err != nil {
+				return false, err
+			}
+			b, err := decodeBundle(k, v)
 			if err != nil {
 				return false, err
 			}
@@ -214,17 +218,24 @@ func Aggregate(r Reader, since, until time.Time, f Filter) (*Totals, error) {
 	if !until.IsZero() {
 		hi = join(pRollback, nsKey(until.UnixNano()))
 	}
-	err := r.Range(lo, hi, func(_, v []byte) (bool, error) {
-		d := dec{b: v}
-		d.s()
-		clean := d.flag()
+	err := r.Range(lo, hi, func(k, v []byte) (bool, error) {
+		if _, _, err := timeSeqFromKey(k, pRollback); err != nil {
+			return false, err
+		}
+		rec, err := decodeRollback(k, v)
+		if err != nil {
+			return false, err
+		}
 		t.Rollbacks++
-		if clean {
+		if rec.clean {
 			t.RollbacksClean++
 		}
-		return true, d.err
+		return true, nil
 	})
-	return t, err
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // RollbackRecord is a rollback record as the index keeps it.
@@ -248,16 +259,21 @@ func Rollbacks(r Reader, since, until time.Time) ([]RollbackRecord, error) {
 	}
 	var out []RollbackRecord
 	err := r.Range(lo, hi, func(k, v []byte) (bool, error) {
-		rest := k[len(pRollback):]
-		if len(rest) != 16 {
-			return false, fmt.Errorf("%w: rollback key %q", ErrCorrupt, k)
+		ns, seq, err := timeSeqFromKey(k, pRollback)
+		if err != nil {
+			return false, err
 		}
-		d := dec{b: v}
-		rec := RollbackRecord{At: time.Unix(0, nsFromKey(rest[:8])).UTC(), Seq: int64(binaryBE(rest[8:])), Task: d.s(), RestoredClean: d.flag()}
-		out = append(out, rec)
-		return true, d.err
+		rec, err := decodeRollback(k, v)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, RollbackRecord{At: time.Unix(0, ns).UTC(), Seq: seq, Task: rec.task, RestoredClean: rec.clean})
+		return true, nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // wholeDays returns the whole UTC days inside [since, until) as the
@@ -285,30 +301,53 @@ type Regression struct {
 func Regressions(r Reader, from, to Day) ([]Regression, error) {
 	var out []Regression
 	err := r.Range(join(pRegression, from.key()), join(pRegression, to.key()), func(k, v []byte) (bool, error) {
-		rest := k[len(pRegression):]
-		d := dec{b: v}
-		out = append(out, Regression{Day: dayFromKey(rest[:4]), Task: string(rest[4:]), FirstSolved: time.Unix(0, d.i()).UTC()})
-		return true, d.err
+		day, task, err := regressionFromKey(k)
+		if err != nil {
+			return false, err
+		}
+		first, err := decodeRegression(k, v)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, Regression{Day: day, Task: task, FirstSolved: time.Unix(0, int64(*first)).UTC()})
+		return true, nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // BundleDays returns the first and last day with bundles (ok false when
 // there are none).
 func BundleDays(r Reader) (first, last Day, ok bool, err error) {
 	err = r.Range(pBundle, prefixEnd(pBundle), func(k, _ []byte) (bool, error) {
-		first = dayOfNS(nsFromKey(k[len(pBundle):]))
+		ns, _, err := timeSeqFromKey(k, pBundle)
+		if err != nil {
+			return false, err
+		}
+		first = dayOfNS(ns)
 		ok = true
 		return false, nil
 	})
-	if err != nil || !ok {
-		return first, last, ok, err
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if !ok {
+		return first, last, ok, nil
 	}
 	// The last bundle: scan the final day's rollups is cheaper than a
 	// reverse iterator here; walk rollup keys from the first day.
 	err = r.Range(join(pRollup, first.key()), prefixEnd(pRollup), func(k, _ []byte) (bool, error) {
-		last = dayFromKey(k[len(pRollup):])
+		rk, err := rollupFromKey(k)
+		if err != nil {
+			return false, err
+		}
+		last = rk.day
 		return true, nil
 	})
-	return first, last, ok, err
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return first, last, ok, nil
 }
