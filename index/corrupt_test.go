@@ -13,6 +13,7 @@ import (
 	"github.com/proofledger/ledger/codec/rvww"
 	"github.com/proofledger/ledger/index/attrs"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/proof"
 )
 
 // valueDecoder is a decoder of stored values with the keyspace it reads.
@@ -399,7 +400,7 @@ func TestProjectRejectsBadAttrs(t *testing.T) {
 		{ledger.KindRollback, parse(`{"restored_clean":"yes"}`), "attrs.restored_clean: want a boolean, got string"},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
-			ev := &ledger.Event{Seq: 41, Kind: tc.kind, Subject: "s", Time: sampleTime, Attrs: tc.attrs}
+			ev := &ledger.Event{Leaf: proof.Leaf{Seq: 41, Kind: tc.kind, Subject: "s", Time: sampleTime, Attrs: tc.attrs}}
 			m := memStore{}
 			err := New().Begin().Project(m, ev)
 			if !errors.Is(err, attrs.ErrInvalid) {

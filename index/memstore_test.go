@@ -10,6 +10,7 @@ import (
 	"github.com/proofledger/ledger/codec/rvww"
 	"github.com/proofledger/ledger/index/attrs"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/proof"
 )
 
 // memStore is an in-memory Reader and ledger.Writer, for projecting
@@ -56,8 +57,8 @@ var sampleTime = time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC)
 func sampleEvents() []*ledger.Event {
 	var evs []*ledger.Event
 	add := func(kind codec.Kind, subject, signer string, at time.Time, a canonjson.Value) {
-		evs = append(evs, &ledger.Event{Seq: int64(len(evs)), Kind: kind, ID: "id-" + subject, Subject: subject, Signer: signer,
-			Time: at, AppendedAt: at.Add(time.Second), Position: -1, Attrs: a})
+		evs = append(evs, &ledger.Event{Leaf: proof.Leaf{Seq: int64(len(evs)), Kind: kind, ID: "id-" + subject, Subject: subject, Signer: signer,
+			Time: at, AppendedAt: at.Add(time.Second), Position: -1, Attrs: a}})
 	}
 	rc := []attrs.Receipt{
 		{Verdict: "pass", Tier: 0, Total: 3, Passed: 3, TaskType: "refactor"},
