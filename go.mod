@@ -10,6 +10,7 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/mod v0.42.0
+	golang.org/x/sys v0.18.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -50,7 +51,6 @@ require (
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sys v0.18.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )

@@ -4,7 +4,7 @@
 // A sandboxed run gets new user, PID, network, mount, IPC, UTS and cgroup
 // namespaces; a minimal read-only root (pivot_root into a tmpfs holding /usr,
 // the /bin and /lib links, a few /etc files, a handful of /dev nodes, a /proc
-// of its own PID namespace, a private /tmp and the working directory /work);
+// of its own PID namespace, a private /tmp and the working directory /box);
 // rlimits and a supervisor that bound CPU time, memory, processes, file size
 // and open files; a wall-clock timeout; an unprivileged user with no
 // capabilities and no_new_privs; and, where the kernel has them, a seccomp

@@ -87,11 +87,11 @@ func initMain() int {
 	if setup.RootMap {
 		owner = sandboxUID
 	}
-	if err := writeFiles("/work", cmd.Files, owner); err != nil {
+	if err := writeFiles(workDir, cmd.Files, owner, owner); err != nil {
 		return fail(err)
 	}
 	spec := cmd.Exec
-	spec.Dir = "/work"
+	spec.Dir = workDir
 	spec.Namespace = true
 	spec.SetUID = setup.RootMap
 	spec.UID, spec.GID = sandboxUID, sandboxGID
@@ -178,7 +178,7 @@ func buildSandbox(s setupMsg, report *os.File) (features, *execStage, error) {
 		dir, opts string
 	}{
 		{"/tmp", fmt.Sprintf("size=%d,nr_inodes=16384,mode=1777", s.Disk)},
-		{"/work", fmt.Sprintf("size=%d,nr_inodes=16384,mode=0755,uid=%d,gid=%d", s.Disk, owner, owner)},
+		{workDir, fmt.Sprintf("size=%d,nr_inodes=16384,mode=0755,uid=%d,gid=%d", s.Disk, owner, owner)},
 	} {
 		if err := os.Mkdir(nr+m.dir, 0o755); err != nil {
 			return f, nil, err
@@ -310,7 +310,7 @@ func makeEtc(nr string) error {
 	}
 	files := map[string]string{
 		"passwd": "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n" +
-			"sandbox:x:1000:1000:sandbox:/work:/bin/sh\n" +
+			"sandbox:x:1000:1000:sandbox:/box:/bin/sh\n" +
 			"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
 		"group":         "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n",
 		"hosts":         "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n",
@@ -421,8 +421,8 @@ func startExecStage(rootMap bool, report *os.File) (*execStage, error) {
 	return &execStage{proc: p, spec: specW, errs: errR}, nil
 }
 
-// writeFiles writes the command's files under dir, owned by uid.
-func writeFiles(dir string, files map[string][]byte, uid int) error {
+// writeFiles writes the command's files under dir, owned by uid and gid.
+func writeFiles(dir string, files map[string][]byte, uid, gid int) error {
 	for name, data := range files {
 		if err := checkFileName(name); err != nil {
 			return fmt.Errorf("file %q: %w", name, err)
@@ -444,7 +444,7 @@ func writeFiles(dir string, files map[string][]byte, uid int) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, uid, uid)
+		return os.Lchown(p, uid, gid)
 	})
 }
 

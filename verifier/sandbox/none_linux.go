@@ -28,10 +28,7 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 	if r.rootMap {
 		owner, group = r.uid, r.gid
 	}
-	if err := writeFiles(dir, c.Files, owner); err != nil {
-		return res, fmt.Errorf("sandbox: %w", err)
-	}
-	if err := os.Lchown(dir, owner, group); err != nil {
+	if err := writeFiles(dir, c.Files, owner, group); err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
 	}
 	env := p.env

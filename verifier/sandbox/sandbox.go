@@ -84,7 +84,7 @@ type Limits struct {
 	// Output caps each of the captured stdout, stderr and report streams;
 	// the rest is read and discarded and Result.Truncated is set.
 	Output int64
-	// Disk is the size of each of the sandbox's tmpfs mounts (/work, /tmp).
+	// Disk is the size of each of the sandbox's tmpfs mounts (/box, /tmp).
 	Disk int64
 	// Procs is the number of processes and threads the sandboxed user may
 	// have at once (RLIMIT_NPROC, counted in the sandbox's user namespace).
@@ -149,12 +149,12 @@ type Cmd struct {
 	// Args are the arguments after the program name (argv[1:]); argv[0] is
 	// Path as given.
 	Args []string
-	// Env is the complete environment. Nil means PATH, HOME=/work,
+	// Env is the complete environment. Nil means PATH, HOME=/box,
 	// TMPDIR=/tmp and LANG=C.UTF-8.
 	Env []string
 	// Stdin is fed to the program's standard input, then closed.
 	Stdin []byte
-	// Files are written into the working directory (/work) before the run,
+	// Files are written into the working directory (/box) before the run,
 	// keyed by relative slash-separated path. A file whose content starts
 	// with "#!" is made executable.
 	Files map[string][]byte
@@ -225,13 +225,17 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// workDir is the sandbox's private working directory, a tmpfs of its
+// own (named after IOI isolate's /box, and distinct from any host path).
+const workDir = "/box"
+
 // systemPath is the PATH inside the sandbox and the only place LookPath
 // searches.
 const systemPath = "/usr/local/bin:/usr/bin:/bin"
 
 // defaultEnv is the environment of a Cmd whose Env is nil.
 func defaultEnv() []string {
-	return []string{"PATH=" + systemPath, "HOME=/work", "TMPDIR=/tmp", "LANG=C.UTF-8"}
+	return []string{"PATH=" + systemPath, "HOME=" + workDir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
 }
 
 // LookPath finds a program by name in the system directories
