@@ -112,8 +112,8 @@ func killAll() {
 	_ = unix.Kill(-1, unix.SIGKILL)
 }
 
-// buildSandbox mounts the sandbox's root, starts the exec stage and moves
-// both into the root with pivot_root.
+// buildSandbox mounts the sandbox's root, moves into it with pivot_root
+// and starts the exec stage there.
 func buildSandbox(s setupMsg, report *os.File) (features, *execStage, error) {
 	var f features
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -196,20 +196,35 @@ func buildSandbox(s setupMsg, report *os.File) (features, *execStage, error) {
 	f.Loopback = loopbackUp() == nil
 	f.Seccomp = seccompAvailable()
 	f.Landlock = landlockABI()
-	stage, err := startExecStage(s.RootMap, report)
-	if err != nil {
-		return f, nil, err
+	if !f.Proc && !s.RootMap {
+		// The nested user namespace's id maps are written through /proc.
+		return f, nil, errors.New("no /proc for the sandbox's PID namespace: cannot map the sandbox user")
 	}
+	if !f.Proc {
+		// Start the exec stage through the host's /proc while it is still
+		// there; pivot_root moves it into the new root with init.
+		stage, err := startExecStage(s.RootMap, report)
+		if err != nil {
+			return f, nil, err
+		}
+		if err := enterRoot(nr); err != nil {
+			_ = stage.proc.Kill()
+			return f, nil, err
+		}
+		return f, stage, nil
+	}
+	// The exec stage starts inside the new root, from the sandbox's own
+	// /proc (whose PIDs are the ones init sees).
 	if err := enterRoot(nr); err != nil {
-		_ = stage.proc.Kill()
 		return f, nil, err
 	}
-	return f, stage, nil
+	stage, err := startExecStage(s.RootMap, report)
+	return f, stage, err
 }
 
 // enterRoot makes nr the root of the mount namespace (which moves the root
-// of every process of the namespace, the waiting exec stage included),
-// detaches the host's file system and makes the new root read-only.
+// of every process of the namespace), detaches the host's file system and
+// makes the new root read-only.
 func enterRoot(nr string) error {
 	old := nr + "/.old"
 	if err := os.Mkdir(old, 0o700); err != nil {
