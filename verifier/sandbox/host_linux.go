@@ -26,6 +26,10 @@ const setupTimeout = 30 * time.Second
 // sandbox is gone (they end at once unless something outside holds them).
 const drainGrace = 2 * time.Second
 
+// stopGrace is how long init gets to kill and reap a command the host
+// stops before the host kills init itself.
+const stopGrace = 2 * time.Second
+
 // nobody is the default host id of the sandbox user for a root Runner.
 const nobody = 65534
 
@@ -203,6 +207,18 @@ type instance struct {
 // kill kills init, and with it the whole PID namespace.
 func (in *instance) kill() {
 	_ = in.cmd.Process.Kill()
+}
+
+// stop asks init to kill the command and everything it started, and waits
+// for init to end; after stopGrace it kills init.
+func (in *instance) stop() {
+	_ = in.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-in.exited:
+	case <-time.After(stopGrace):
+		in.kill()
+		<-in.exited
+	}
 }
 
 // discard ends an unused sandbox and waits for it.
@@ -443,8 +459,7 @@ func (r *Runner) runIn(ctx context.Context, in *instance, c Cmd, p prepared) (Re
 		canceled = true
 	}
 	if timedOut || canceled {
-		in.kill()
-		<-in.exited
+		in.stop()
 	}
 	res.Wall = time.Since(start)
 	out.wait()
@@ -460,25 +475,34 @@ func (r *Runner) runIn(ctx context.Context, in *instance, c Cmd, p prepared) (Re
 			failure = m.Error
 		}
 	}
-	switch {
-	case done != nil:
+	var sig syscall.Signal
+	if done != nil {
 		res.ExitCode = done.ExitCode
-		var sig syscall.Signal
 		if !done.Exited {
 			sig = syscall.Signal(done.Signal)
 			res.Signal = unix.SignalName(sig)
 		}
 		res.MemoryLimit = done.MemoryLimit
 		res.CPULimit = done.CPULimit || sig == syscall.SIGXCPU ||
-			(sig == syscall.SIGKILL && !done.MemoryLimit && res.CPU >= p.limits.CPUTime)
+			(sig == syscall.SIGKILL && !timedOut && !canceled && !done.MemoryLimit && res.CPU >= p.limits.CPUTime)
 		res.FileSizeLimit = sig == syscall.SIGXFSZ
-		return res, nil
+	}
+	switch {
 	case canceled:
-		res.Signal = "SIGKILL"
+		if done == nil {
+			res.Signal = "SIGKILL"
+		}
 		return res, fmt.Errorf("sandbox: run ended early: %w", ctx.Err())
 	case timedOut:
-		res.Signal = "SIGKILL"
-		res.TimedOut = true
+		if done == nil {
+			res.Signal = "SIGKILL"
+		}
+		// The command may have ended, or the supervisor killed it for a
+		// limit, just before the wall clock ran out: then that ended the
+		// run.
+		res.TimedOut = (done == nil || sig == syscall.SIGKILL) && !res.CPULimit && !res.MemoryLimit
+		return res, nil
+	case done != nil:
 		return res, nil
 	case failure != "":
 		return res, fmt.Errorf("%w %s: %s", ErrStart, p.path, failure)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -55,6 +56,11 @@ func initMain() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err))
 	}
+	// The host asks for an early end with SIGTERM. As PID 1 of its
+	// namespace, init gets no signal it does not handle (SIGKILL from the
+	// host aside), so handling it here is what lets it through.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, unix.SIGTERM)
 	dec := json.NewDecoder(os.NewFile(initFdControl, "control"))
 	var setup setupMsg
 	if err := dec.Decode(&setup); err != nil {
@@ -97,7 +103,7 @@ func initMain() int {
 	spec.UID, spec.GID = sandboxUID, sandboxGID
 	spec.Seccomp = feat.Seccomp
 	spec.Landlock = feat.Landlock
-	st := supervise(stage, spec, cmd, feat.Proc)
+	st := supervise(stage, spec, cmd, feat.Proc, stop)
 	if st.Error != "" {
 		return fail(errors.New(st.Error))
 	}
@@ -464,9 +470,9 @@ func writeFiles(dir string, files map[string][]byte, uid, gid int) error {
 }
 
 // supervise hands the spec to the exec stage, waits for the command and
-// enforces the sandbox-wide CPU and memory totals. It returns the Done
-// status, or one with Error set.
-func supervise(stage *execStage, spec execSpec, cmd commandMsg, proc bool) statusMsg {
+// enforces the sandbox-wide CPU and memory totals; a signal on stop kills
+// the command. It returns the Done status, or one with Error set.
+func supervise(stage *execStage, spec execSpec, cmd commandMsg, proc bool, stop <-chan os.Signal) statusMsg {
 	targetDone := make(chan unix.WaitStatus, 1)
 	reaped := make(chan struct{})
 	go func() {
@@ -507,6 +513,10 @@ func supervise(stage *execStage, spec execSpec, cmd commandMsg, proc bool) statu
 	defer tick.Stop()
 	for {
 		select {
+		case <-stop:
+			// The host's wall clock or context ended the run: kill
+			// everything and reap it, so that its CPU time is counted.
+			killAll()
 		case ws := <-targetDone:
 			st.Done = true
 			switch {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -206,6 +207,26 @@ func TestWallTimeout(t *testing.T) {
 	}
 	if res.Wall < 500*time.Millisecond {
 		t.Errorf("wall %v is below the limit that ended the run", res.Wall)
+	}
+	assertNoLeftovers(t, tok)
+
+	// The CPU time of what the timeout killed is counted: a child burns
+	// 200 ms of CPU, says so, and sleeps until the wall clock ends the run.
+	res = run(t, r, Cmd{Path: python, Args: []string{"-c", `
+import os, time
+if os.fork() == 0:
+    while time.process_time() < 0.2:
+        pass
+    os.write(3, b"spun")
+time.sleep(1000)
+`, tok}, Report: true, Limits: Limits{Wall: 5 * time.Second}})
+	if !res.TimedOut {
+		t.Errorf("want a wall-clock timeout\n%s", show(res))
+	}
+	if string(res.Report) != "spun" {
+		t.Logf("the machine was too loaded for the child to burn 200 ms of CPU in 5 s; CPU not checked")
+	} else if res.CPU < 200*time.Millisecond {
+		t.Errorf("CPU %v does not count the killed child's 200 ms", res.CPU)
 	}
 	assertNoLeftovers(t, tok)
 }
@@ -760,6 +781,33 @@ func TestNoneMode(t *testing.T) {
 	res = run(t, r, Cmd{Path: sh, Args: []string{"-c", "sleep 1000"}, Limits: Limits{Wall: 200 * time.Millisecond}})
 	if !res.TimedOut {
 		t.Errorf("none mode timeout:\n%s", show(res))
+	}
+
+	// ModeNone does not hold a daemon: a double fork with setsid outlives
+	// the run. This also shows that the leftover check the namespace tests
+	// rely on finds such a process.
+	tok := token(t)
+	run(t, r, Cmd{Path: python, Args: []string{"-c", `
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        time.sleep(1000)
+    os._exit(0)
+time.sleep(0.2)
+`, tok}})
+	left := hostProcessesWith(t, tok)
+	if len(left) == 0 {
+		t.Error("ModeNone: the escaped daemon was not found")
+	}
+	for _, l := range left {
+		pid, _ := strconv.Atoi(strings.SplitN(l, ":", 2)[0])
+		if pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 
