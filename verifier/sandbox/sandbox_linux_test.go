@@ -42,8 +42,10 @@ func newRunner(tb testing.TB, cfg Config) *Runner {
 
 func skipUnlessAvailable(tb testing.TB) {
 	tb.Helper()
-	if err := Available(); err != nil {
+	if err := Available(); errors.Is(err, ErrUnavailable) {
 		tb.Skipf("sandbox unavailable on this machine: %v", err)
+	} else if err != nil {
+		tb.Fatal(err)
 	}
 }
 
