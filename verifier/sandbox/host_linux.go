@@ -325,7 +325,7 @@ func (r *Runner) start(ctx context.Context, ro []string, disk int64) (*instance,
 		in.closeFiles()
 		return nil, err
 	}
-	if err := json.NewEncoder(ctrlW).Encode(setupMsg{RootMap: r.rootMap, ReadOnly: ro, Disk: disk}); err != nil {
+	if err := json.NewEncoder(ctrlW).Encode(setupMsg{RootMap: r.rootMap, ReadOnly: ro, Disk: disk, NoProc: r.cfg.noProc}); err != nil {
 		return fail(fmt.Errorf("sandbox: send setup: %w", err))
 	}
 	timer := time.NewTimer(setupTimeout)

@@ -49,6 +49,9 @@ type setupMsg struct {
 	RootMap  bool
 	ReadOnly []string
 	Disk     int64
+	// NoProc builds the sandbox as on a kernel that refuses a fresh /proc
+	// (tests only).
+	NoProc bool
 }
 
 // commandMsg is the command init runs once the sandbox is built.

@@ -223,6 +223,10 @@ type Config struct {
 	Pool int
 	// Logger receives debug logs; nil means slog.Default().
 	Logger *slog.Logger
+
+	// noProc makes sandboxes as on a kernel that refuses a fresh /proc
+	// (tests only).
+	noProc bool
 }
 
 // workDir is the sandbox's private working directory, a tmpfs of its

@@ -828,3 +828,25 @@ func TestParseMode(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutProc(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("an unprivileged Runner cannot run without a fresh /proc (its nested user namespace is mapped through /proc)")
+	}
+	r := newRunner(t, Config{noProc: true})
+	if strings.Contains(r.Sandbox(), "supervisor") {
+		t.Errorf("Sandbox() = %q claims a supervisor it does not have", r.Sandbox())
+	}
+	tok := token(t)
+	res := run(t, r, Cmd{Path: sh, Args: []string{"-c", "test -e /proc/self || echo no proc; id -u; sleep 1000 &", tok}})
+	if string(res.Stdout) != "no proc\n1000\n" || res.ExitCode != 0 || res.Sandbox != r.Sandbox() {
+		t.Errorf("%s", show(res))
+	}
+	assertNoLeftovers(t, tok)
+	// rlimits still hold without the supervisor.
+	res = run(t, r, Cmd{Path: python, Args: []string{"-c", "while True: pass", tok}, Limits: Limits{CPUTime: time.Second, Wall: 120 * time.Second}})
+	if !res.CPULimit || res.Signal != "SIGXCPU" {
+		t.Errorf("%s", show(res))
+	}
+	assertNoLeftovers(t, tok)
+}
