@@ -176,6 +176,9 @@ func (r *Runner) Run(ctx context.Context, c Cmd) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("sandbox: not started: %w", err)
+	}
 	if r.cfg.Mode == ModeNone {
 		return r.runNone(ctx, c, p)
 	}
@@ -247,9 +250,11 @@ func (r *Runner) start(ctx context.Context, ro []string, disk int64) (*instance,
 			f.Close()
 		}
 	}
+	var pipeErr error
 	pipe := func() (*os.File, *os.File) {
 		rd, wr, err := os.Pipe()
 		if err != nil {
+			pipeErr = err
 			return nil, nil
 		}
 		return rd, wr
@@ -262,10 +267,13 @@ func (r *Runner) start(ctx context.Context, ro []string, disk int64) (*instance,
 	repR, repW := pipe()
 	parent = []*os.File{ctrlW, statR, inW, outR, errR, repR}
 	child = []*os.File{ctrlR, statW, inR, outW, errW, repW}
-	if slices.Contains(parent, nil) {
-		closeAll(parent)
-		closeAll(child)
-		return nil, errors.New("sandbox: cannot create pipes")
+	if pipeErr != nil {
+		for _, f := range append(parent, child...) {
+			if f != nil {
+				f.Close()
+			}
+		}
+		return nil, fmt.Errorf("sandbox: pipes: %w", pipeErr)
 	}
 	sys := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |

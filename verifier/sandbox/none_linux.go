@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,11 +35,14 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 		env = []string{"PATH=" + systemPath, "HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8"}
 	}
 	var files []*os.File
+	var pipeErr error
 	pipe := func() (*os.File, *os.File) {
 		rd, wr, err := os.Pipe()
-		if err == nil {
-			files = append(files, rd, wr)
+		if err != nil {
+			pipeErr = err
+			return nil, nil
 		}
+		files = append(files, rd, wr)
 		return rd, wr
 	}
 	specR, specW := pipe()
@@ -54,8 +56,8 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 			f.Close()
 		}
 	}()
-	if len(files) != 12 {
-		return res, errors.New("sandbox: cannot create pipes")
+	if pipeErr != nil {
+		return res, fmt.Errorf("sandbox: pipes: %w", pipeErr)
 	}
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
