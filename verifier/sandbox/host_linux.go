@@ -293,7 +293,7 @@ func (r *Runner) start(ctx context.Context, ro []string, disk int64) (*instance,
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{stageInit},
-		Env:         []string{stageEnv + "=" + stageInit},
+		Env:         stageEnviron(stageInit),
 		Dir:         "/",
 		Stdin:       inR,
 		Stdout:      outW,

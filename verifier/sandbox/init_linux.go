@@ -45,6 +45,7 @@ type execStage struct {
 // and supervises it, kills whatever is left and reports on the status pipe.
 func initMain() int {
 	unix.Umask(0o022)
+	closeInherited(initFdReport)
 	status := os.NewFile(initFdStatus, "status")
 	enc := json.NewEncoder(status)
 	fail := func(err error) int {
@@ -113,6 +114,26 @@ func initMain() int {
 		return 1
 	}
 	return 0
+}
+
+// closeInherited closes the descriptors above last that this process
+// inherited without being given them: those its parent's parent left open
+// across execve (os/exec passes them on). The Go runtime's own
+// descriptors are close-on-exec and stay.
+func closeInherited(last int) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= last {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			_ = unix.Close(fd)
+		}
+	}
 }
 
 // killAll kills every process of the PID namespace but init itself.
@@ -434,7 +455,7 @@ func startExecStage(rootMap bool, report *os.File) (*execStage, error) {
 	}
 	p, err := os.StartProcess("/proc/self/exe", []string{stageExec}, &os.ProcAttr{
 		Dir:   "/",
-		Env:   []string{stageEnv + "=" + stageExec},
+		Env:   stageEnviron(stageExec),
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, specR, errW, report},
 		Sys:   sys,
 	})

@@ -62,7 +62,7 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{stageExec},
-		Env:         []string{stageEnv + "=" + stageExec},
+		Env:         stageEnviron(stageExec),
 		Dir:         dir,
 		Stdin:       inR,
 		Stdout:      outW,

@@ -100,6 +100,14 @@ type statusMsg struct {
 	MemoryLimit bool
 }
 
+// stageEnviron is the whole environment of a re-executed stage: the
+// marker, and a GODEBUG that keeps the Go runtime from opening the host's
+// cgroup files to size GOMAXPROCS (it would hold them open for its whole
+// life, inside the sandbox).
+func stageEnviron(stage string) []string {
+	return []string{stageEnv + "=" + stage, "GODEBUG=containermaxprocs=0,updatemaxprocs=0"}
+}
+
 // isStage reports whether this process is the re-executed stage name.
 func isStage(name string) bool {
 	return len(os.Args) > 0 && os.Args[0] == name && os.Getenv(stageEnv) == name

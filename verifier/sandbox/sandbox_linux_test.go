@@ -850,3 +850,78 @@ func TestWithoutProc(t *testing.T) {
 	}
 	assertNoLeftovers(t, tok)
 }
+
+func TestStagesCarryNothing(t *testing.T) {
+	r := newRunner(t, Config{})
+	tok := token(t)
+	t.Setenv("LEDGER_TEST_SECRET", tok)
+	// A descriptor the ledger holds without close-on-exec (as if its own
+	// parent had left it open) is passed on by os/exec: the stages must
+	// close it.
+	keyPath := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyPath, []byte(tok), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyFd, err := syscall.Open(keyPath, syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(keyFd)
+
+	// The command sees its own environment and descriptors 0-2 (3 with
+	// Report) only.
+	var got struct {
+		Env []string
+		Fds []string
+	}
+	pyReport(t, r, `
+fds = sorted(os.listdir("/proc/self/fd"), key=int)
+json.dump({"Env": sorted(os.environ), "Fds": fds}, rep)
+`, Limits{}, &got)
+	if strings.Join(got.Env, ",") != "HOME,LANG,PATH,TMPDIR" {
+		t.Errorf("environment %q", got.Env)
+	}
+	// 0-3, plus the descriptor listdir itself had open.
+	if len(got.Fds) != 5 || strings.Join(got.Fds[:4], ",") != "0,1,2,3" {
+		t.Errorf("descriptors %q", got.Fds)
+	}
+
+	// init, seen from the host while a command runs: the marker is its
+	// whole environment, and it holds pipes and runtime descriptors only.
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := r.Run(context.Background(), Cmd{Path: sh, Args: []string{"-c", "sleep 2", tok}})
+		done <- res
+	}()
+	var initPid string
+	for i := 0; i < 200 && initPid == ""; i++ {
+		time.Sleep(20 * time.Millisecond)
+		for _, l := range hostProcessesWith(t, stageInit) {
+			pid := strings.SplitN(l, ":", 2)[0]
+			if b, err := os.ReadFile("/proc/" + pid + "/environ"); err == nil && len(b) > 0 {
+				if string(b) != strings.Join(stageEnviron(stageInit), "\x00")+"\x00" {
+					t.Errorf("init's environment: %q", b)
+				}
+				initPid = pid
+			}
+		}
+	}
+	if initPid == "" {
+		t.Fatal("init not found on the host")
+	}
+	ents, err := os.ReadDir("/proc/" + initPid + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		target, err := os.Readlink("/proc/" + initPid + "/fd/" + e.Name())
+		if err != nil {
+			continue
+		}
+		if !strings.HasPrefix(target, "pipe:") && !strings.HasPrefix(target, "anon_inode:") {
+			t.Errorf("init holds fd %s -> %s", e.Name(), target)
+		}
+	}
+	<-done
+	assertNoLeftovers(t, tok)
+}
