@@ -180,7 +180,8 @@ type Result struct {
 	Stdout, Stderr, Report []byte
 	// Truncated is set when any of the three streams was cut.
 	Truncated bool
-	// TimedOut: the wall-clock limit (or nothing else) ended the run.
+	// TimedOut: the wall-clock limit ended the run (no other limit had
+	// ended it first).
 	TimedOut bool
 	// CPULimit: the program died of SIGXCPU or of the RLIMIT_CPU hard
 	// limit, or the supervisor saw the sandbox's total CPU time pass
