@@ -13,6 +13,7 @@ import (
 
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 )
 
@@ -23,13 +24,13 @@ var (
 )
 
 // openBench makes an empty ledger with the index projections.
-func openBench(tb testing.TB) *ledger.Ledger {
+func openBench(tb testing.TB) *admit.Ledger {
 	tb.Helper()
 	dir := tb.TempDir()
 	if err := ledger.Init(dir, ledger.InitOptions{Origin: "index.bench"}); err != nil {
 		tb.Fatal(err)
 	}
-	l, err := ledger.Open(dir, ledger.Options{Projectors: []ledger.Projector{New()}})
+	l, err := admit.Open(dir, ledger.Options{Projectors: []ledger.Projector{New()}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func BenchmarkIngest(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			opts := ledger.AppendOptions{HMACKeys: corpus.Keys.HMACKeys(), TrustedSigners: corpus.Keys.TrustedSigners()}
+			opts := admit.Options{HMACKeys: corpus.Keys.HMACKeys(), TrustedSigners: corpus.Keys.TrustedSigners()}
 			lanes := make([][]ledgertest.Doc, *benchIngestAppenders)
 			for _, d := range corpus.Docs {
 				k := d.Index % len(lanes)
@@ -158,7 +159,7 @@ func BenchmarkIngest(b *testing.B) {
 				for _, docs := range lanes {
 					wg.Go(func() {
 						for _, d := range docs {
-							out, err := l.AppendWithRetry(context.Background(), []ledger.Submission{{Name: d.Name, Data: d.Data, Arrival: d.Arrival}}, opts)
+							out, err := l.AppendWithRetry(context.Background(), []admit.Submission{{Name: d.Name, Data: d.Data, Arrival: d.Arrival}}, opts)
 							if err != nil || out[0].Status != ledger.StatusAppended {
 								b.Errorf("%s: %v %+v", d.Name, err, out)
 								return

@@ -36,6 +36,7 @@ var valueDecoders = []valueDecoder{
 		return r, nil
 	}},
 	{"task", pTask, func(k, v []byte) (record, error) { return decodeTask(k, v) }},
+	{"task bundle", pTaskBundle, func(k, v []byte) (record, error) { return decodeTaskBundle(k, v) }},
 	{"counter", pTier, func(k, v []byte) (record, error) { return decodeCounter(k, v) }},
 	{"system", pSystem, func(k, v []byte) (record, error) { return decodeSys(k, v) }},
 	{"verifier", pVerifier, func(k, v []byte) (record, error) { return decodeVer(k, v) }},

@@ -10,21 +10,23 @@ import (
 	"github.com/proofledger/ledger/ledger"
 )
 
-// Keyspaces under x/ (ledger.ProjectionPrefix).
+// Keyspaces under x/ (ledger.ProjectionPrefix), named for what they hold
+// (docs/FORMAT.md).
 var (
-	pAgent      = []byte("x/a/") // x/a/<agent>\0                 repAgg, all time
-	pAgentDay   = []byte("x/A/") // x/A/<agent>\0<day>            repAgg
-	pAgentTask  = []byte("x/t/") // x/t/<agent>\0<task type>      repAgg
-	pSigner     = []byte("x/s/") // x/s/<signer>\0                repAgg
-	pSignerDay  = []byte("x/S/") // x/S/<signer>\0<day>           repAgg
-	pTier       = []byte("x/v/") // x/v/<tier><verdict>           count
-	pSystem     = []byte("x/y/") // x/y/<system>\0<seq>           attestation record
-	pVerifier   = []byte("x/k/") // x/k/<signer>\0<seq>           system, verdict
-	pRollup     = []byte("x/d/") // x/d/<day><policy 8><mode><known> rollup
-	pBundle     = []byte("x/b/") // x/b/<created ns><seq>         bundle record
-	pRollback   = []byte("x/r/") // x/r/<at ns><seq>              rollback record
-	pTask       = []byte("x/T/") // x/T/<task>                    task state
-	pRegression = []byte("x/g/") // x/g/<day><task>               first solved ns
+	pAgent      = []byte("x/agent/")       // <agent>\0                 repAgg, all time
+	pAgentDay   = []byte("x/agent-day/")   // <agent>\0<day>            repAgg
+	pAgentTask  = []byte("x/agent-task/")  // <agent>\0<task type>      repAgg
+	pSigner     = []byte("x/signer/")      // <signer>\0                repAgg
+	pSignerDay  = []byte("x/signer-day/")  // <signer>\0<day>           repAgg
+	pTier       = []byte("x/tier/")        // <tier><verdict>           count
+	pSystem     = []byte("x/system/")      // <system>\0<seq>           attestation record
+	pVerifier   = []byte("x/verifier/")    // <signer>\0<seq>           system, verdict
+	pRollup     = []byte("x/rollup/")      // <day><policy 8><mode><known> per-day bundle rollup
+	pBundle     = []byte("x/bundle/")      // <created ns><seq>         bundle record
+	pRollback   = []byte("x/rollback/")    // <at ns><seq>              rollback record
+	pTask       = []byte("x/task/")        // <task>                    task state (regressions)
+	pTaskBundle = []byte("x/task-bundle/") // <task>                    the task's latest bundle: policy, mode
+	pRegression = []byte("x/regression/")  // <day><task>               first solved ns
 )
 
 // Index is the ledger's projections; it implements ledger.Projector.
@@ -84,6 +86,28 @@ func (b *batch) load(w ledger.Writer, key []byte, decode func(k, v []byte) (reco
 	return r, nil
 }
 
+// taskBundle returns a task's latest bundle, nil when it has none (and
+// caches nothing then: there is nothing to write back).
+func (b *batch) taskBundle(w ledger.Writer, task string) (*taskBundle, error) {
+	key := join(pTaskBundle, []byte(task))
+	if r, ok := b.cache[string(key)]; ok {
+		return r.(*taskBundle), nil
+	}
+	v, err := w.Get(key)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := decodeTaskBundle(key, v)
+	if err != nil {
+		return nil, err
+	}
+	b.cache[string(key)] = t
+	return t, nil
+}
+
 func (b *batch) rep(w ledger.Writer, key []byte) (*repAgg, error) {
 	r, err := b.load(w, key, func(k, v []byte) (record, error) { return decodeRep(k, v) }, func() record { return &repAgg{} })
 	if err != nil {
@@ -130,6 +154,15 @@ func (b *batch) Project(w ledger.Writer, ev *ledger.Event) error {
 	case ledger.KindRollback:
 		if err = b.rollback.Decode(ev.Attrs); err == nil {
 			rec := rollbackRec{task: ev.Subject, clean: b.rollback.RestoredClean}
+			// A rollback is attributed to the bundle it follows: its
+			// task's latest bundle, appended before it.
+			t, err := b.taskBundle(w, ev.Subject)
+			if err != nil {
+				return err
+			}
+			if t != nil {
+				rec.bundle, rec.policy, rec.mode = true, t.policy, t.mode
+			}
 			b.cache[string(join(pRollback, nsKey(docNS(ev)), seqKey(ev.Seq)))] = rawRecord(rec.encode())
 			return nil
 		}
@@ -225,6 +258,7 @@ func (b *batch) projectBundle(w ledger.Writer, ev *ledger.Event, a *attrs.Bundle
 		return err
 	}
 	r.(*rollup).add(rec)
+	b.cache[string(join(pTaskBundle, []byte(rec.task)))] = &taskBundle{policy: rec.policy, mode: rec.mode}
 	return b.regression(w, rec, ns, day)
 }
 

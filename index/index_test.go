@@ -9,15 +9,16 @@ import (
 
 	"github.com/proofledger/ledger/codec/keys"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 )
 
-func openTest(t *testing.T) *ledger.Ledger {
+func openTest(t *testing.T) *admit.Ledger {
 	t.Helper()
 	dir := t.TempDir()
 	if err := ledger.Init(dir, ledger.InitOptions{Origin: "index.test"}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.Open(dir, ledger.Options{Projectors: []ledger.Projector{New()}})
+	l, err := admit.Open(dir, ledger.Options{Projectors: []ledger.Projector{New()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,16 +41,16 @@ func TestProjectionsOfSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var subs []ledger.Submission
+	var subs []admit.Submission
 	for _, p := range []string{
 		"vrf/chain_1.json", "vrf/chain_2.json", "vrf/chain_3.json", "vrf/ref_partial.json", "vrf/ref_fail.json",
 		"vectors/avir/01_verified_L2.attestation.json", "avir/partial_signed.attestation.json",
 		"rvww/valid_solved_autonomous_signed.rvww", "rvww/valid_failed_approved_signed.rvww",
 		"rvww/policy_denied_tool_restricted.rvww", "rvww/policy_custom_hash.rvww",
 	} {
-		subs = append(subs, ledger.Submission{Name: p, Data: read(t, p)})
+		subs = append(subs, admit.Submission{Name: p, Data: read(t, p)})
 	}
-	out, err := l.Append(context.Background(), subs, ledger.AppendOptions{HMACKeys: []keys.HMACKey{key}})
+	out, err := l.Append(context.Background(), subs, admit.Options{HMACKeys: []keys.HMACKey{key}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestProjectionsOfSamples(t *testing.T) {
 	}
 }
 
-func projections(t *testing.T, l *ledger.Ledger) map[string]string {
+func projections(t *testing.T, l *admit.Ledger) map[string]string {
 	t.Helper()
 	snap := l.Snapshot()
 	defer snap.Close()

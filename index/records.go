@@ -393,26 +393,60 @@ func decodeVer(key, v []byte) (*verRec, error) {
 	return r, nil
 }
 
-// rollbackRec is a rollback record (x/r/).
+// rollbackRec is a rollback record (x/rollback/): its task, whether it
+// restored a clean state, and the policy and mode of the bundle it
+// follows (its task's latest bundle appended before it), when there is one.
 type rollbackRec struct {
-	task  string
-	clean bool
+	task   string
+	clean  bool
+	bundle bool
+	policy [8]byte
+	mode   uint8
 }
 
 func (r *rollbackRec) encode() []byte {
 	var e enc
 	e.s(r.task)
 	e.flag(r.clean)
+	e.flag(r.bundle)
+	if r.bundle {
+		e.b = append(e.b, r.policy[:]...)
+		e.b = append(e.b, r.mode)
+	}
 	return e.b
 }
 
 func decodeRollback(key, v []byte) (*rollbackRec, error) {
 	d := newDec(key, v)
-	r := &rollbackRec{task: d.s("task"), clean: d.flag("restored_clean")}
+	r := &rollbackRec{task: d.s("task"), clean: d.flag("restored_clean"), bundle: d.flag("bundle")}
+	if r.bundle {
+		copy(r.policy[:], d.raw("policy", 8))
+		r.mode = d.byte1("mode")
+	}
 	if err := d.done(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// taskBundle is a task's latest bundle (x/task-bundle/): its policy hash
+// and governance mode, to attribute the task's rollbacks.
+type taskBundle struct {
+	policy [8]byte
+	mode   uint8
+}
+
+func (t *taskBundle) encode() []byte { return append(t.policy[:len(t.policy):len(t.policy)], t.mode) }
+
+func decodeTaskBundle(key, v []byte) (*taskBundle, error) {
+	d := newDec(key, v)
+	t := &taskBundle{}
+	copy(t.policy[:], d.raw("policy", 8))
+	t.mode = d.byte1("mode")
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // regressionValue is the value of a regression entry (x/g/): the task's

@@ -244,6 +244,22 @@ type RollbackRecord struct {
 	Seq           int64     // its event
 	Task          string
 	RestoredClean bool
+	// Policy and Mode are those of the bundle the rollback follows (its
+	// task's latest bundle appended before it); Policy is nil when the
+	// task had none.
+	Policy []byte
+	Mode   int
+}
+
+// Matches reports whether the bundle the rollback follows passes f.
+func (r RollbackRecord) Matches(f Filter) bool {
+	if r.Policy == nil {
+		return f.Policy == nil && f.Mode < 0
+	}
+	if f.Policy != nil && !bytes.Equal(f.Policy, r.Policy) {
+		return false
+	}
+	return f.Mode < 0 || r.Mode == f.Mode
 }
 
 // Rollbacks returns the rollback records timed in [since, until) (zero
@@ -267,7 +283,11 @@ func Rollbacks(r Reader, since, until time.Time) ([]RollbackRecord, error) {
 		if err != nil {
 			return false, err
 		}
-		out = append(out, RollbackRecord{At: time.Unix(0, ns).UTC(), Seq: seq, Task: rec.task, RestoredClean: rec.clean})
+		rr := RollbackRecord{At: time.Unix(0, ns).UTC(), Seq: seq, Task: rec.task, RestoredClean: rec.clean, Mode: -1}
+		if rec.bundle {
+			rr.Policy, rr.Mode = bytes.Clone(rec.policy[:]), int(rec.mode)
+		}
+		out = append(out, rr)
 		return true, nil
 	})
 	if err != nil {

@@ -9,8 +9,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"golang.org/x/mod/sumdb/tlog"
-
-	"github.com/proofledger/ledger/codec"
 )
 
 // Problem is one divergence an audit found.
@@ -54,10 +52,11 @@ type AuditOptions struct {
 // auditor carries one audit's state; its memory is bounded whatever the
 // ledger's size.
 type auditor struct {
-	l   *Ledger
-	v   *view
-	rep *AuditReport
-	max int
+	l         *Ledger
+	v         *view
+	rep       *AuditReport
+	max       int
+	implCount map[string]int64 // implied entries per index keyspace (a handful of keys)
 }
 
 func (a *auditor) problem(seq int64, format string, args ...any) {
@@ -130,7 +129,7 @@ func (a *auditor) events(ctx context.Context, ck *checkpointStreams, progress fu
 	}
 	defer closeIter(hashIt, &err)
 	hashIt.First()
-	dataIt, err := viewIter(v, prefixData, prefixEnd(prefixData))
+	dataIt, err := viewIter(v, prefixDoc, prefixEnd(prefixDoc))
 	if err != nil {
 		return err
 	}
@@ -275,148 +274,94 @@ func (a *auditor) links(ev *Event) {
 			a.problem(ev.Seq, "event %d: link %s points forward to event %d", ev.Seq, lk.Rel, lk.Seq)
 			continue
 		}
-		kind := codec.KindVRF
-		if lk.Rel == RelTaskPrevious {
-			continue // the task index check covers task links
+		confirmed := false
+		for kind := range kindCodes {
+			iv, found, err := lookupIdent(a.v.r, identKey(kind, lk.ID))
+			if err == nil && found && iv.seq == lk.Seq {
+				confirmed = true
+				break
+			}
 		}
-		iv, found, err := lookupIdent(a.v.r, nil, kind, lk.ID)
-		if err != nil || !found || iv.seq != lk.Seq {
+		if !confirmed {
 			a.problem(ev.Seq, "event %d: link %s names %s at event %d, which the identity index does not confirm", ev.Seq, lk.Rel, lk.ID, lk.Seq)
 		}
 	}
 }
 
-// entries checks the index entries an event implies (indexEntries).
+// implied returns the entries an event implies: the store's own and the
+// rules' (storeEntries, Rules.Entries: the descriptions the writer uses).
+func (a *auditor) implied(ev *Event) []KV {
+	kvs := storeEntries(ev)
+	if a.l.rules != nil {
+		kvs = append(kvs, a.l.rules.Entries(&ev.Leaf)...)
+	}
+	return kvs
+}
+
+// entries checks that the store holds every entry an event implies, and
+// counts them per keyspace for indexCounts.
 func (a *auditor) entries(ev *Event) error {
-	for _, e := range indexEntries(ev) {
-		got, err := viewGet(a.v, e.key)
-		if e.latest {
-			// A task head names the task's latest event; checked in
-			// indexCounts.
-			continue
-		}
+	for _, kv := range a.implied(ev) {
+		a.count(kv.Key)
+		got, err := viewGet(a.v, kv.Key)
 		switch {
 		case errors.Is(err, ErrNotFound):
-			a.problem(ev.Seq, "event %d: index entry %s is missing", ev.Seq, keyName(e.key))
+			a.problem(ev.Seq, "event %d: index entry %s is missing", ev.Seq, keyName(kv.Key))
 		case err != nil:
 			return err
-		case !bytes.Equal(got, e.value):
-			a.problem(ev.Seq, "event %d: index entry %s holds %s, the event implies %s", ev.Seq, keyName(e.key), shortHex(got), shortHex(e.value))
+		case !bytes.Equal(got, kv.Value):
+			a.problem(ev.Seq, "event %d: index entry %s holds %s, the event implies %s", ev.Seq, keyName(kv.Key), shortHex(got), shortHex(kv.Value))
 		}
 	}
 	return nil
 }
 
-// indexCounts checks that each index holds no entry beyond those the
-// events imply (every implied entry was found, so equal counts mean equal
-// sets), and that each task head names its task's latest event.
+// keyspaces are the index keyspaces whose entries the audit counts.
+func (a *auditor) keyspaces() [][]byte {
+	ks := [][]byte{prefixIdent, prefixDigest, prefixTime}
+	if a.l.rules != nil {
+		ks = append(ks, a.l.rules.Keyspaces()...)
+	}
+	return ks
+}
+
+// count adds an implied entry to its keyspace's count.
+func (a *auditor) count(key []byte) {
+	if a.implCount == nil {
+		a.implCount = map[string]int64{}
+	}
+	for _, p := range a.keyspaces() {
+		if bytes.HasPrefix(key, p) {
+			a.implCount[string(p)]++
+			return
+		}
+	}
+	a.problem(-1, "an implied entry %s lies in no index keyspace", keyName(key))
+}
+
+// indexCounts checks that each index keyspace holds no entry beyond those
+// the events imply: every implied entry was found, and the entries are
+// distinct keys, so equal counts mean equal sets.
 func (a *auditor) indexCounts() error {
-	v := a.v
-	count := func(prefix []byte, fn func(k, val []byte) error) (n int64, err error) {
-		it, err := viewIter(v, prefix, prefixEnd(prefix))
-		if err != nil {
-			return 0, err
-		}
-		defer closeIter(it, &err)
-		for ok := it.First(); ok; ok = it.Next() {
-			n++
-			if fn != nil {
-				if err := fn(it.Key(), it.Value()); err != nil {
-					return n, err
-				}
+	for _, p := range a.keyspaces() {
+		var n int64
+		err := func() (err error) {
+			it, err := viewIter(a.v, p, prefixEnd(p))
+			if err != nil {
+				return err
 			}
-		}
-		return n, storeErr(it.Error())
-	}
-	// Expected counts come from the events: one identity, digest and time
-	// entry each; one task entry per bundle or rollback; one successor per
-	// previous_receipt link; one head per task.
-	var wantTask, wantSucc int64
-	err := a.l.scanView(context.Background(), v, 0, func(ev *Event, _ string) (bool, error) {
-		if eventTask(ev) != "" {
-			wantTask++
-		}
-		if linkOf(ev, RelPreviousReceipt) != nil {
-			wantSucc++
-		}
-		return true, nil
-	})
-	if err != nil {
-		if errors.Is(err, ErrCorrupt) {
-			return nil // already reported by the event pass
-		}
-		return err
-	}
-	for _, c := range []struct {
-		name   string
-		prefix []byte
-		want   int64
-	}{
-		{"identity", prefixIdent, v.size},
-		{"digest", prefixDigest, v.size},
-		{"time", prefixTime, v.size},
-		{"task", prefixTask, wantTask},
-		{"successor", prefixSucc, wantSucc},
-	} {
-		n, err := count(c.prefix, nil)
+			defer closeIter(it, &err)
+			for ok := it.First(); ok; ok = it.Next() {
+				n++
+			}
+			return storeErr(it.Error())
+		}()
 		if err != nil {
 			return err
 		}
-		if n != c.want {
-			a.problem(-1, "the %s index holds %d entries, the events imply %d", c.name, n, c.want)
+		if want := a.implCount[string(p)]; n != want {
+			a.problem(-1, "the %s index holds %d entries, the events imply %d", bytes.TrimSuffix(p, []byte("/")), n, want)
 		}
-	}
-	// Task heads: K/<task> names the last k/<task>\0<seq> entry, and every
-	// task has one.
-	var tasks int64
-	var prevTask []byte
-	_, err = count(prefixTask, func(k, _ []byte) error {
-		i := bytes.IndexByte(k[len(prefixTask):], 0)
-		if i < 0 {
-			a.problem(-1, "task index key %s is malformed", keyName(k))
-			return nil
-		}
-		task := k[len(prefixTask) : len(prefixTask)+i]
-		if !bytes.Equal(task, prevTask) {
-			tasks++
-			prevTask = bytes.Clone(task)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	heads, err := count(prefixTaskHead, func(k, val []byte) error {
-		task := string(k[len(prefixTaskHead):])
-		h, err := decodeTaskHead(k, val)
-		if err != nil {
-			a.problem(-1, "%v", err)
-			return nil
-		}
-		p := taskPrefix(task)
-		_, last, err := edgeKeys(v.r, p)
-		if err != nil {
-			return err
-		}
-		if last == nil {
-			a.problem(h.seq, "task head of %s names event %d, but the task has no events", task, h.seq)
-			return nil
-		}
-		seq, err := decodeKeySeq(p, last)
-		if err != nil {
-			a.problem(-1, "%v", err)
-			return nil
-		}
-		if seq != h.seq {
-			a.problem(h.seq, "task head of %s names event %d, but its latest event is %d", task, h.seq, seq)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if heads != tasks {
-		a.problem(-1, "the task head index holds %d entries for %d tasks", heads, tasks)
 	}
 	return nil
 }

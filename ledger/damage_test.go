@@ -3,35 +3,18 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/klauspost/compress/zstd"
-
-	"github.com/proofledger/ledger/codec/keys"
 )
-
-// appendReceipts appends n receipts one call at a time (one batch each).
-func appendReceipts(t testing.TB, l *Ledger, from, n int) {
-	t.Helper()
-	signer := testKey(3)
-	for i := from; i < from+n; i++ {
-		out, err := l.Append(context.Background(), []Submission{{Name: fmt.Sprint(i), Data: receipt(t, signer, i, "", "", -1)}}, AppendOptions{})
-		if err != nil || out[0].Status != StatusAppended {
-			t.Fatalf("append %d: %v %+v", i, err, out)
-		}
-	}
-}
 
 // storeFiles lists a store directory's files with their sizes.
 func storeFiles(t testing.TB, fs vfs.FS, dir string) map[string]int64 {
@@ -64,7 +47,7 @@ func TestOpenNeverCreates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendReceipts(t, l, 0, 50)
+	appendRaw(t, l, 0, 50)
 	l.Close()
 	store := filepath.Join(dir, storeDir)
 	markers, _ := filepath.Glob(filepath.Join(store, "marker.manifest.*"))
@@ -107,7 +90,7 @@ func memLedger(t testing.TB, n int) (*vfs.MemFS, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendReceipts(t, l, 0, n)
+	appendRaw(t, l, 0, n)
 	vkey := l.VerifierKey()
 	img := mem.CrashClone(vfs.CrashCloneCfg{})
 	l.Close()
@@ -145,7 +128,7 @@ func checkDamaged(t *testing.T, fs vfs.FS, want string) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := l.Append(context.Background(), []Submission{{Name: "x", Data: receipt(t, testKey(3), 999, "", "", -1)}}, AppendOptions{}); !errors.Is(err, ErrDamaged) {
+	if _, err := l.Append(context.Background(), []*Entry{rawEntry(999)}); !errors.Is(err, ErrDamaged) {
 		t.Errorf("append to a damaged ledger = %v, want ErrDamaged", err)
 	}
 	rep, err := l.Audit(context.Background(), AuditOptions{})
@@ -194,7 +177,7 @@ func TestFlippedWALByteIsDamage(t *testing.T) {
 // of the latest size depends on: open refuses the disagreeing root.
 func TestStoredRootMustMatchSigned(t *testing.T) {
 	l := newLedger(t, Options{})
-	appendReceipts(t, l, 0, 7)
+	appendRaw(t, l, 0, 7)
 	l = tamper(t, l, func(db *pebble.DB) error {
 		return db.Set(hashKey(tlog0(6)), make([]byte, 32), nil)
 	})
@@ -209,7 +192,7 @@ func TestStoredRootMustMatchSigned(t *testing.T) {
 func TestAlteredDataNeverServed(t *testing.T) {
 	ctx := context.Background()
 	l := newLedger(t, Options{})
-	appendReceipts(t, l, 0, 10)
+	appendRaw(t, l, 0, 10)
 	l = tamper(t, l, func(db *pebble.DB) error {
 		doc, err := getCopy(db, dataKey(4))
 		if err != nil {
@@ -242,7 +225,7 @@ func TestAlteredDataNeverServed(t *testing.T) {
 	named("Export", err, 4)
 	err = l.Rebuild(ctx, nil)
 	named("Rebuild", err, 6)
-	if !l.ProjectionsStale() {
+	if !l.Stale() {
 		t.Error("a failed rebuild left the projections marked complete")
 	}
 	rep, err := l.Audit(ctx, AuditOptions{})
@@ -283,11 +266,11 @@ func TestScanStopsCleanly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var subs []Submission
+	var entries []*Entry
 	for i := range 3000 {
-		subs = append(subs, Submission{Name: fmt.Sprint(i), Data: receipt(t, testKey(3), i, "", "", -1)})
+		entries = append(entries, rawEntry(i))
 	}
-	if _, err := l.Append(context.Background(), subs, AppendOptions{}); err != nil {
+	if _, err := l.Append(context.Background(), entries); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
@@ -311,17 +294,13 @@ func TestScanStopsCleanly(t *testing.T) {
 func TestSecretsOutsideStore(t *testing.T) {
 	l := newLedger(t, Options{})
 	secret := []byte("a-very-recognisable-hmac-secret-0123456789")
-	added, err := l.AddHMACKey(keys.HMACKey{Name: "ci-runner", Secret: secret})
-	if err != nil || !added {
-		t.Fatal(added, err)
+	if err := l.PutSecret("hmac-ci-runner", secret); err != nil {
+		t.Fatal(err)
 	}
-	if added, err := l.AddHMACKey(keys.HMACKey{Name: "ci-runner", Secret: secret}); err != nil || added {
-		t.Errorf("registering the same key again = %v %v, want no-op", added, err)
+	if err := l.PutSecret("../escape", secret); !errors.Is(err, ErrBadName) {
+		t.Errorf("a secret named ../escape = %v, want ErrBadName", err)
 	}
-	if _, err := l.AddHMACKey(keys.HMACKey{Name: "ci-runner", Secret: []byte("other")}); !errors.Is(err, ErrExists) {
-		t.Errorf("registering another secret under the name = %v, want ErrExists", err)
-	}
-	appendReceipts(t, l, 0, 3)
+	appendRaw(t, l, 0, 3)
 	dir := l.Dir()
 	l.Close()
 	mode := func(p string) os.FileMode {
@@ -337,13 +316,13 @@ func TestSecretsOutsideStore(t *testing.T) {
 	if m := mode(filepath.Join(dir, secretsDir)); m != 0o700 {
 		t.Errorf("secrets directory mode %o, want 700", m)
 	}
-	if m := mode(filepath.Join(dir, secretsDir, secretPrefix+"ci-runner")); m != 0o600 {
+	if m := mode(filepath.Join(dir, secretsDir, "hmac-ci-runner")); m != 0o600 {
 		t.Errorf("secret file mode %o, want 600", m)
 	}
 	if m := mode(filepath.Join(dir, logKeyFile)); m != 0o600 {
 		t.Errorf("log key mode %o, want 600", m)
 	}
-	err = filepath.Walk(filepath.Join(dir, storeDir), func(p string, info os.FileInfo, err error) error {
+	err := filepath.Walk(filepath.Join(dir, storeDir), func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return err
 		}
@@ -364,199 +343,14 @@ func TestSecretsOutsideStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l2.Close()
-	if ks, err := l2.HMACKeys(); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].Secret, secret) {
-		t.Errorf("registered keys after reopening: %v %v", ks, err)
-	}
-}
-
-// TestUpgradeFormat1 turns a new ledger into the shape format 1 had (no
-// LEDGER file, no checkpoint log, no size-0 checkpoint, its HMAC secret in
-// the store) and opens it for writing: it is upgraded, the secret leaves
-// the store, and it audits clean.
-func TestUpgradeFormat1(t *testing.T) {
-	dir := t.TempDir()
-	if err := Init(dir, InitOptions{Origin: "old.format"}); err != nil {
-		t.Fatal(err)
-	}
-	l, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendReceipts(t, l, 0, 5)
-	l.Close()
-	secret := []byte("legacy-secret-kept-in-the-store-987654321")
-	db, err := pebble.Open(filepath.Join(dir, storeDir), PebbleOptions(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = errors.Join(
-		db.Set(keyFormat, binary.AppendUvarint(nil, 1), pebble.Sync),
-		db.Set(append(bytes.Clone(legacySecretPrefix), "ci"...), secret, pebble.Sync),
-		db.Delete(checkpointKey(0), pebble.Sync),
-		db.Close())
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(dir, formatFile))
-	os.Remove(filepath.Join(dir, ckptLogFile))
-	// Read-only, a format-1 ledger reads as it is.
-	ro, err := Open(dir, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("read-only open of format 1: %v", err)
-	}
-	if ro.Size() != 5 {
-		t.Errorf("format 1 read-only: %d events", ro.Size())
-	}
-	ro.Close()
-	l, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatalf("upgrade: %v", err)
-	}
-	if ks, err := l.HMACKeys(); err != nil || len(ks) != 1 || ks[0].Name != "ci" {
-		t.Errorf("moved keys: %v %v", ks, err)
-	}
-	appendReceipts(t, l, 5, 2)
-	rep, err := l.Audit(context.Background(), AuditOptions{})
-	if err != nil || !rep.OK() {
-		t.Errorf("audit after the upgrade: %v %v", err, rep.Problems)
-	}
-	l.Close()
-	if _, err := os.Stat(filepath.Join(dir, formatFile)); err != nil {
-		t.Error("no LEDGER file after the upgrade")
-	}
-	l, err = Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if l.format != FormatVersion {
-		t.Errorf("format %d after the upgrade", l.format)
-	}
-	if _, err := getCopy(l.db, append(bytes.Clone(legacySecretPrefix), "ci"...)); !errors.Is(err, ErrNotFound) {
-		t.Errorf("the legacy secret is still in the store: %v", err)
-	}
-}
-
-// archive exports l and returns the decompressed JSON lines.
-func archiveLines(t testing.TB, l *Ledger) [][]byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if _, err := l.Export(context.Background(), &buf); err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zstd.NewReader(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bytes.SplitAfter(bytes.TrimSuffix(raw, []byte("\n")), []byte("\n"))
-}
-
-func compress(t testing.TB, lines [][]byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw, err := zstd.NewWriter(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range lines {
-		zw.Write(l)
-	}
-	zw.Write([]byte("\n"))
-	zw.Close()
-	return buf.Bytes()
-}
-
-// TestImportAtomic tampers with an archive in the ways the review did: a
-// changed document, a changed header root, a changed checkpoint, a
-// truncated archive. Each import fails and leaves the target empty and
-// importable; the intact archive then imports.
-func TestImportAtomic(t *testing.T) {
-	ctx := context.Background()
-	src := newLedger(t, Options{})
-	appendReceipts(t, src, 0, 300)
-	lines := archiveLines(t, src)
-	lines[len(lines)-1] = bytes.TrimSuffix(lines[len(lines)-1], []byte("\n"))
-	edit := func(i int, old, new string) [][]byte {
-		out := append([][]byte(nil), lines...)
-		out[i] = bytes.Replace(lines[i], []byte(old), []byte(new), 1)
-		if bytes.Equal(out[i], lines[i]) {
-			t.Fatalf("edit of line %d found no %q", i, old)
+	var got []string
+	if err := l2.Secrets("", func(name string, v []byte) error {
+		if !bytes.Equal(v, secret) {
+			t.Errorf("secret %s changed", name)
 		}
-		return out
-	}
-	hdr := string(lines[0])
-	rootAt := strings.Index(hdr, `"root":"`) + len(`"root":"`)
-	cases := map[string][]byte{
-		"document":   compress(t, edit(300, `"data":"`, `"data":"AAAA`)),
-		"root":       compress(t, edit(0, hdr[rootAt:rootAt+4], "AAAA")),
-		"checkpoint": compress(t, edit(0, `"checkpoint":"test.example`, `"checkpoint":"Test.example`)),
-		"truncated":  compress(t, lines[:200]),
-	}
-	dir := filepath.Join(t.TempDir(), "target")
-	if err := Init(dir, InitOptions{Origin: "target"}); err != nil {
-		t.Fatal(err)
-	}
-	for name, arch := range cases {
-		if _, err := Import(ctx, dir, bytes.NewReader(arch), ImportOptions{}); err == nil {
-			t.Errorf("%s: tampered archive imported", name)
-		}
-		l, err := Open(dir, Options{ReadOnly: true})
-		if err != nil {
-			t.Fatalf("%s: target after the failed import: %v", name, err)
-		}
-		if l.Size() != 0 || l.Origin() != "target" {
-			t.Errorf("%s: target holds %d events, origin %q", name, l.Size(), l.Origin())
-		}
-		l.Close()
-	}
-	st, err := Import(ctx, dir, bytes.NewReader(compress(t, lines)), ImportOptions{})
-	if err != nil || st.Events != 300 {
-		t.Fatalf("import of the intact archive: %+v %v", st, err)
-	}
-	if leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".target.import-*")); len(leftovers) != 0 {
-		t.Errorf("staging directories left behind: %v", leftovers)
-	}
-}
-
-// TestImportBomb imports a small archive whose one line decompresses to
-// hundreds of megabytes (the review's 72 KB archive drove import past 6 GB):
-// the line is refused at its cap, and memory stays bounded.
-func TestImportBomb(t *testing.T) {
-	var buf bytes.Buffer
-	zw, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw.Write([]byte(`{"format":"ledger-export","version":1,"origin":"x","size":1,"root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}` + "\n"))
-	chunk := bytes.Repeat([]byte("A"), 1<<20)
-	for range 300 {
-		zw.Write(chunk)
-	}
-	zw.Close()
-	if buf.Len() > 200<<10 {
-		t.Fatalf("bomb of %d bytes", buf.Len())
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	dir := filepath.Join(t.TempDir(), "bombed")
-	_, err = Import(context.Background(), dir, &buf, ImportOptions{})
-	runtime.ReadMemStats(&after)
-	if !errors.Is(err, ErrImport) || !strings.Contains(err.Error(), "line 2: line longer than") {
-		t.Fatalf("import of the bomb = %v", err)
-	}
-	// HeapSys only grows while the process holds more heap: its growth
-	// bounds the import's peak.
-	if grew := int64(after.HeapSys) - int64(before.HeapSys); grew > 512<<20 {
-		t.Errorf("the bomb grew the heap by %d MB", grew>>20)
-	}
-	t.Logf("heap grew by %d MB (allocated %d MB in all)", (int64(after.HeapSys)-int64(before.HeapSys))>>20, (after.TotalAlloc-before.TotalAlloc)>>20)
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("a failed import created the target: %v", err)
+		got = append(got, name)
+		return nil
+	}); err != nil || len(got) != 1 || got[0] != "hmac-ci-runner" {
+		t.Errorf("secrets after reopening: %v %v", got, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -13,7 +12,6 @@ import (
 	"fmt"
 	"github.com/proofledger/ledger/proof"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,7 +98,7 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (ExportStats, error) {
 	if err := enc.Encode(h); err != nil {
 		return st, err
 	}
-	dataIt, err := viewIter(v, prefixData, dataKey(v.size))
+	dataIt, err := viewIter(v, prefixDoc, dataKey(v.size))
 	if err != nil {
 		return st, err
 	}
@@ -140,270 +138,158 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (ExportStats, error) {
 	return st, zw.Close()
 }
 
-// ErrImport is wrapped by errors about an archive that does not reproduce.
+// ArchiveHeader is the first line of an export archive.
+type ArchiveHeader struct {
+	Version int
+	Origin  string
+	Size    int64
+	Root    tlog.Hash
+	// Checkpoint is the signed checkpoint of Size (version 2 and later)
+	// and VerifierKey the key the archive names for it.
+	Checkpoint  []byte
+	VerifierKey string
+}
+
+// VerifyCheckpoint checks the archive's signed checkpoint under vkey (the
+// key the archive names when vkey is empty): it must verify and match the
+// header's size and root. It returns the key it verified under. A
+// version-1 archive has no checkpoint: the empty string and no error.
+func (h ArchiveHeader) VerifyCheckpoint(vkey string) (string, error) {
+	if h.Version < 2 {
+		return "", nil
+	}
+	if vkey == "" {
+		vkey = h.VerifierKey
+	}
+	c, err := proof.OpenCheckpoint(h.Checkpoint, vkey)
+	if err != nil {
+		return "", fmt.Errorf("%w: the archive's checkpoint: %v", ErrImport, err)
+	}
+	if c.Size != h.Size || c.Root != h.Root {
+		return "", fmt.Errorf("%w: the archive's signed checkpoint (size %d) does not match its header (size %d)", ErrImport, c.Size, h.Size)
+	}
+	return vkey, nil
+}
+
+// ArchiveEvent is one event of an archive.
+type ArchiveEvent struct {
+	Seq        int64
+	AppendedAt time.Time
+	Kind       string
+	ID         string
+	Leaf       []byte
+	Data       []byte
+	// Line is the event's line number in the archive.
+	Line int
+}
+
+// ErrImport is wrapped by errors about an archive that cannot be read or
+// does not reproduce.
 var ErrImport = errors.New("import failed")
 
-// ImportStats reports an import.
-type ImportStats struct {
-	Events int64
-	Root   tlog.Hash
-	// Signer is the verifier key the archive's checkpoint verified under
-	// (empty for a version-1 archive, which carries none).
-	Signer string
+// ArchiveReader reads an export archive in bounded memory: the zstd window,
+// each line and each document are capped, and events must come in order
+// from 0.
+type ArchiveReader struct {
+	zr     *zstd.Decoder
+	lr     *lineReader
+	header ArchiveHeader
+	line   int
+	next   int64
 }
 
-// ImportOptions configure Import.
-type ImportOptions struct {
-	// AppendOptions carry the HMAC keys that signed bundles need (besides
-	// the target's registered keys). AllowUnsigned is implied: an archive
-	// holds only what a ledger once admitted.
-	AppendOptions
-	// VerifierKey, when set, is the key the archive's checkpoint must
-	// verify under; otherwise the key the archive names is used (and
-	// reported), which proves integrity, not origin.
-	VerifierKey string
-	// Origin and Key create the target when dir does not exist yet
-	// (defaults: the archive's origin, a new key).
-	Origin string
-	Key    ed25519.PrivateKey
-	// Logger, Projectors configure the ledger built.
-	Logger     *slog.Logger
-	Projectors []Projector
-	// Progress, when set, is called after each chunk with events imported.
-	Progress func(events int64)
-}
-
-// Import re-creates the archive read from r as the ledger in dir, which
-// must be an empty ledger or not exist. It is atomic: the events are
-// re-verified and appended into a staging directory beside dir, which
-// replaces dir only when every event was re-created identically, the tree
-// root equals the archive's and the archive's signed checkpoint verifies;
-// a failed or interrupted import leaves dir as it was. Memory is bounded:
-// lines and documents are capped and events go in chunks.
-func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (st ImportStats, err error) {
-	dir = filepath.Clean(dir)
-	var target *Ledger
-	var origin string
-	var key ed25519.PrivateKey
-	switch _, serr := os.Stat(dir); {
-	case serr == nil:
-		// An existing, empty ledger: keep its identity and settings, and
-		// hold its lock until it is replaced.
-		if target, err = Open(dir, Options{ReadOnly: true, Logger: opts.Logger}); err != nil {
-			return st, err
-		}
-		defer func() {
-			if target != nil {
-				target.Close()
-			}
-		}()
-		if n := target.Size(); n != 0 {
-			return st, fmt.Errorf("%w: %s holds %d events; import only into a new or empty ledger", ErrImport, dir, n)
-		}
-		origin = target.Origin()
-		priv, err := keyOf(target.fs, dir)
-		if err != nil {
-			return st, fmt.Errorf("%s: log key: %w", dir, err)
-		}
-		key = priv
-	case errors.Is(serr, os.ErrNotExist):
-		origin, key = opts.Origin, opts.Key
-	default:
-		return st, serr
-	}
+// NewArchiveReader reads and checks the archive's header.
+func NewArchiveReader(r io.Reader) (*ArchiveReader, error) {
 	// Streaming decompression with a bounded window. (The reader is
 	// wrapped so that zstd cannot see a whole in-memory buffer and decode
 	// it all at once.)
 	zr, err := zstd.NewReader(struct{ io.Reader }{r}, zstd.WithDecoderMaxMemory(256<<20), zstd.WithDecoderMaxWindow(64<<20), zstd.WithDecoderConcurrency(1))
 	if err != nil {
-		return st, err
+		return nil, err
 	}
-	defer zr.Close()
-	lr := &lineReader{r: bufio.NewReaderSize(zr, 1<<20)}
-	hline, err := lr.next(1 << 20)
+	a := &ArchiveReader{zr: zr, lr: &lineReader{r: bufio.NewReaderSize(zr, 1<<20)}, line: 1}
+	hline, err := a.lr.next(1 << 20)
 	if err != nil {
-		return st, fmt.Errorf("%w: line 1 (header): %v", ErrImport, err)
+		zr.Close()
+		return nil, fmt.Errorf("%w: line 1 (header): %v", ErrImport, err)
 	}
 	var h exportHeader
 	if err := strictUnmarshal(hline, &h); err != nil {
-		return st, fmt.Errorf("%w: line 1 (header): %v", ErrImport, err)
+		zr.Close()
+		return nil, fmt.Errorf("%w: line 1 (header): %v", ErrImport, err)
 	}
 	if h.Format != exportFormat || h.Version < 1 || h.Version > exportVersion {
-		return st, fmt.Errorf("%w: not a ledger export this binary reads (format %.40q version %d)", ErrImport, h.Format, h.Version)
+		zr.Close()
+		return nil, fmt.Errorf("%w: not a ledger export this binary reads (format %.40q version %d)", ErrImport, h.Format, h.Version)
 	}
-	wantRoot, err := base64.StdEncoding.DecodeString(h.Root)
-	if err != nil || len(wantRoot) != tlog.HashSize || h.Size < 0 {
-		return st, fmt.Errorf("%w: header: bad size or root", ErrImport)
+	root, err := base64.StdEncoding.DecodeString(h.Root)
+	if err != nil || len(root) != tlog.HashSize || h.Size < 0 {
+		zr.Close()
+		return nil, fmt.Errorf("%w: header: bad size or root", ErrImport)
 	}
-	if h.Version >= 2 {
-		vkey := opts.VerifierKey
-		if vkey == "" {
-			vkey = h.VerifierKey
-		}
-		c, err := proof.OpenCheckpoint([]byte(h.Checkpoint), vkey)
-		if err != nil {
-			return st, fmt.Errorf("%w: the archive's checkpoint: %v", ErrImport, err)
-		}
-		if c.Size != h.Size || !bytes.Equal(c.Root[:], wantRoot) {
-			return st, fmt.Errorf("%w: the archive's signed checkpoint (size %d) does not match its header (size %d)", ErrImport, c.Size, h.Size)
-		}
-		st.Signer = vkey
+	a.header = ArchiveHeader{Version: h.Version, Origin: h.Origin, Size: h.Size, Root: tlog.Hash(root),
+		Checkpoint: []byte(h.Checkpoint), VerifierKey: h.VerifierKey}
+	return a, nil
+}
+
+// Header returns the archive's header.
+func (a *ArchiveReader) Header() ArchiveHeader { return a.header }
+
+// Next returns the next event, or io.EOF after the last one.
+func (a *ArchiveReader) Next() (*ArchiveEvent, error) {
+	raw, err := a.lr.next(maxArchiveLine)
+	if errors.Is(err, io.EOF) {
+		return nil, io.EOF
 	}
-	if origin == "" {
-		origin = h.Origin
-	}
-	staging, err := stagingDir(dir)
+	a.line++
 	if err != nil {
-		return st, err
+		return nil, fmt.Errorf("%w: line %d: %v", ErrImport, a.line, err)
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(staging)
-		}
-	}()
-	if err := Init(staging, InitOptions{Origin: origin, Key: key, Logger: opts.Logger}); err != nil {
-		return st, fmt.Errorf("staging %s: %w", staging, err)
+	var line exportLine
+	if err := strictUnmarshal(raw, &line); err != nil {
+		return nil, fmt.Errorf("%w: line %d: %v", ErrImport, a.line, err)
 	}
-	l, err := Open(staging, Options{Logger: opts.Logger, Projectors: opts.Projectors})
+	if line.Seq != a.next {
+		return nil, fmt.Errorf("%w: line %d: event %d where event %d was expected", ErrImport, a.line, line.Seq, a.next)
+	}
+	if len(line.Data) > MaxDocumentSize {
+		return nil, fmt.Errorf("%w: line %d: event %d: document larger than %d MiB", ErrImport, a.line, line.Seq, MaxDocumentSize>>20)
+	}
+	t, err := time.Parse(time.RFC3339Nano, line.AppendedAt)
 	if err != nil {
-		return st, fmt.Errorf("staging %s: %w", staging, err)
+		return nil, fmt.Errorf("%w: line %d: event %d: appended_at: %v", ErrImport, a.line, line.Seq, err)
 	}
-	defer func() {
-		if l != nil {
-			l.Close()
-		}
-	}()
-	if target != nil {
-		if err := copySettings(target, l); err != nil {
-			return st, err
-		}
-	}
-	aopts := opts.AppendOptions
-	aopts.AllowUnsigned = true
-	const chunkEvents, chunkBytes = 4096, 64 << 20
-	var subs []Submission
-	var lines []exportLine
-	var pending int
-	lineNo := 1
-	flush := func() error {
-		if len(subs) == 0 {
-			return nil
-		}
-		out, err := l.AppendWithRetry(ctx, subs, aopts)
-		if err != nil {
-			return err
-		}
-		for i, o := range out {
-			want := lines[i]
-			if o.Status != StatusAppended || o.Seq != want.Seq {
-				return fmt.Errorf("%w: event %d (%s %s): %s: %s", ErrImport, want.Seq, want.Kind, want.ID, o.Status, o.Reason)
-			}
-			if got := o.Event.Encode(); !bytes.Equal(got, want.Leaf) {
-				return fmt.Errorf("%w: event %d was re-created differently (its leaf differs from the archive's)", ErrImport, want.Seq)
-			}
-		}
-		st.Events += int64(len(out))
-		subs, lines, pending = subs[:0], lines[:0], 0
-		if opts.Progress != nil {
-			opts.Progress(st.Events)
-		}
-		return nil
-	}
-	for {
-		raw, err := lr.next(maxArchiveLine)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		lineNo++
-		if err != nil {
-			return st, fmt.Errorf("%w: line %d: %v", ErrImport, lineNo, err)
-		}
-		var line exportLine
-		if err := strictUnmarshal(raw, &line); err != nil {
-			return st, fmt.Errorf("%w: line %d: %v", ErrImport, lineNo, err)
-		}
-		if want := st.Events + int64(len(subs)); line.Seq != want {
-			return st, fmt.Errorf("%w: line %d: event %d where event %d was expected", ErrImport, lineNo, line.Seq, want)
-		}
-		if len(line.Data) > MaxDocumentSize {
-			return st, fmt.Errorf("%w: line %d: event %d: document larger than %d MiB", ErrImport, lineNo, line.Seq, MaxDocumentSize>>20)
-		}
-		t, err := time.Parse(time.RFC3339Nano, line.AppendedAt)
-		if err != nil {
-			return st, fmt.Errorf("%w: line %d: event %d: appended_at: %v", ErrImport, lineNo, line.Seq, err)
-		}
-		subs = append(subs, Submission{Name: fmt.Sprintf("event %d", line.Seq), Data: line.Data, Arrival: t})
-		lines = append(lines, line)
-		pending += len(line.Data)
-		if len(subs) == chunkEvents || pending >= chunkBytes {
-			if err := flush(); err != nil {
-				return st, err
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return st, err
-		}
-	}
-	if err := flush(); err != nil {
-		return st, err
-	}
-	if st.Events != h.Size {
-		return st, fmt.Errorf("%w: the archive's header says %d events, it holds %d", ErrImport, h.Size, st.Events)
-	}
-	root, err := l.TreeHash(l.Size())
-	if err != nil {
-		return st, err
-	}
-	if !bytes.Equal(root[:], wantRoot) {
-		return st, fmt.Errorf("%w: tree root %s differs from the archive's %s", ErrImport, b64(root[:]), h.Root)
-	}
-	st.Root = root
-	if err := l.Close(); err != nil {
-		return st, err
-	}
-	l = nil
-	// Everything checked: the staging ledger replaces dir, atomically.
-	if target != nil {
+	a.next++
+	return &ArchiveEvent{Seq: line.Seq, AppendedAt: t, Kind: line.Kind, ID: line.ID, Leaf: line.Leaf, Data: line.Data, Line: a.line}, nil
+}
+
+// Close releases the decompressor.
+func (a *ArchiveReader) Close() { a.zr.Close() }
+
+// Install moves a complete ledger directory, staging, into place at dir:
+// when dir exists (an empty ledger the caller holds open, so that nothing
+// else writes it) the two are exchanged atomically (renameat2 on Linux),
+// and the old directory is then at staging, for the caller to remove once
+// it has closed it (replaced true); otherwise staging is renamed to dir.
+func Install(staging, dir string) (replaced bool, err error) {
+	if _, err := os.Stat(dir); err == nil {
 		if err := exchangeDirs(staging, dir); err != nil {
-			return st, fmt.Errorf("replace %s: %w", dir, err)
+			return false, fmt.Errorf("replace %s: %w", dir, err)
 		}
-		target.Close()
-		target = nil
-		os.RemoveAll(staging) // the empty ledger dir was
-		return st, nil
+		return true, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, err
 	}
 	if err := os.Rename(staging, dir); err != nil {
-		return st, fmt.Errorf("move the imported ledger into place: %w", err)
+		return false, fmt.Errorf("move the new ledger into place: %w", err)
 	}
-	return st, syncOSDir(filepath.Dir(dir))
+	return false, syncOSDir(filepath.Dir(dir))
 }
 
-// copySettings registers src's HMAC keys and policies in dst.
-func copySettings(src, dst *Ledger) error {
-	hk, err := src.HMACKeys()
-	if err != nil {
-		return err
-	}
-	for _, k := range hk {
-		if _, err := dst.AddHMACKey(k); err != nil {
-			return err
-		}
-	}
-	ps, err := src.Policies()
-	if err != nil {
-		return err
-	}
-	for _, p := range ps {
-		if err := dst.AddPolicy(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// stagingDir returns a new directory name beside dir for an import, after
-// removing stale ones that no import holds any more.
-func stagingDir(dir string) (string, error) {
+// StagingDir returns a new directory name beside dir for a ledger being
+// built to replace it (Install), after removing stale ones that no process
+// holds any more.
+func StagingDir(dir string) (string, error) {
 	parent, base := filepath.Dir(dir), filepath.Base(dir)
 	prefix := "." + base + ".import-"
 	if ents, err := os.ReadDir(parent); err == nil {
@@ -469,22 +355,4 @@ func strictUnmarshal(b []byte, v any) error {
 		return fmt.Errorf("data after the JSON object")
 	}
 	return nil
-}
-
-// AppendWithRetry is Append that waits and retries, with capped
-// exponential backoff, while the sequencer pushes back.
-func (l *Ledger) AppendWithRetry(ctx context.Context, subs []Submission, opts AppendOptions) ([]Outcome, error) {
-	delay := time.Millisecond
-	for {
-		out, err := l.Append(ctx, subs, opts)
-		if !errors.Is(err, ErrPushback) {
-			return out, err
-		}
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		delay = min(2*delay, 200*time.Millisecond)
-	}
 }

@@ -108,7 +108,6 @@ func (s *signedRoots) seeLog(fs vfs.FS, vkey string) {
 // what is durable is unknown); no size is ever signed twice; and after
 // reopening, the store is consistent, audits clean, and appends again.
 func TestAppendFaults(t *testing.T) {
-	signer := testKey(3)
 	rows := []struct {
 		name string
 		// match selects the failing operations; nil with failSign fails
@@ -155,7 +154,7 @@ func TestAppendFaults(t *testing.T) {
 			n := 0
 			appendOne := func(l *Ledger) ([]Outcome, error) {
 				n++
-				return l.Append(ctx, []Submission{{Name: fmt.Sprint(n), Data: receipt(t, signer, n, "", "", -1)}}, AppendOptions{})
+				return l.Append(ctx, []*Entry{rawEntry(n)})
 			}
 			for range 200 {
 				if _, err := appendOne(l); err != nil {
@@ -184,7 +183,9 @@ func TestAppendFaults(t *testing.T) {
 			}
 			var out []Outcome
 			if row.conflict {
-				out, err = l.Append(ctx, []Submission{{Name: "conflict", Data: receipt(t, testKey(5), 150, "", "", -1)}}, AppendOptions{})
+				conflict := rawEntry(100)
+				conflict.Data = append(conflict.Data, ' ')
+				out, err = l.Append(ctx, []*Entry{conflict})
 			} else {
 				out, err = appendOne(l)
 			}
@@ -257,9 +258,8 @@ func TestFlushFaultLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signer := testKey(3)
 	for i := range 10 {
-		if _, err := l.Append(ctx, []Submission{{Name: fmt.Sprint(i), Data: receipt(t, signer, i, "", "", -1)}}, AppendOptions{}); err != nil {
+		if _, err := l.Append(ctx, []*Entry{rawEntry(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -300,7 +300,6 @@ func TestCrashDropsOnlyUnacknowledged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signer := testKey(3)
 	var mu sync.Mutex
 	acked := map[string]int64{}
 	var wg sync.WaitGroup
@@ -321,12 +320,16 @@ func TestCrashDropsOnlyUnacknowledged(t *testing.T) {
 					return
 				default:
 				}
-				var subs []Submission
+				if next.Load() > 3000 {
+					time.Sleep(time.Millisecond) // enough events; wait for the images
+					continue
+				}
+				var entries []*Entry
 				for range 1 + w {
 					i := int(next.Add(1))
-					subs = append(subs, Submission{Name: fmt.Sprint(i), Data: receipt(t, signer, i, "", "", -1)})
+					entries = append(entries, rawEntry(i))
 				}
-				out, err := l.Append(ctx, subs, AppendOptions{})
+				out, err := l.Append(ctx, entries)
 				if err != nil {
 					t.Error(err)
 					return
@@ -347,7 +350,7 @@ func TestCrashDropsOnlyUnacknowledged(t *testing.T) {
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
-		if n < 20*(images+1) {
+		if n < 200*(images+1) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
@@ -359,11 +362,11 @@ func TestCrashDropsOnlyUnacknowledged(t *testing.T) {
 		mu.Unlock()
 		img := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rand.New(rand.NewPCG(uint64(images), 7))})
 		images++
-		checkCrashImage(t, img, seen, signer)
+		checkCrashImage(t, img, seen)
 	}
 }
 
-func checkCrashImage(t *testing.T, fs vfs.FS, acked map[string]int64, signer interface{}) {
+func checkCrashImage(t *testing.T, fs vfs.FS, acked map[string]int64) {
 	t.Helper()
 	ctx := context.Background()
 	l, err := Open(memDir, Options{FS: fs})
@@ -380,7 +383,7 @@ func checkCrashImage(t *testing.T, fs vfs.FS, acked map[string]int64, signer int
 	if rep, err := l.Audit(ctx, AuditOptions{}); err != nil || !rep.OK() {
 		t.Fatalf("audit of the crash image: %v %v", err, rep.Problems)
 	}
-	out, err := l.Append(ctx, []Submission{{Name: "after", Data: receipt(t, testKey(4), 1<<20, "", "", -1)}}, AppendOptions{})
+	out, err := l.Append(ctx, []*Entry{rawEntry(1 << 20)})
 	if err != nil || out[0].Status != StatusAppended {
 		t.Fatalf("append to the crash image: %v %+v", err, out)
 	}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"crypto/ed25519"
 	"fmt"
 	"path/filepath"
@@ -9,8 +10,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/proofledger/ledger/codec/canonjson"
-	"github.com/proofledger/ledger/codec/vrf"
+	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/proof"
 )
 
 var testEpoch = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -26,33 +27,24 @@ func testKey(b byte) ed25519.PrivateKey {
 // uuid4 returns a deterministic UUID v4 for n.
 func uuid4(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }
 
-// receipt builds and signs a receipt. pos < 0 means no chain fields.
-func receipt(t testing.TB, priv ed25519.PrivateKey, n int, agent, prev string, pos int64) []byte {
+// rawEntry returns entry n: a document the store keeps without reading it,
+// under a spec kind's identity (no chain position, no signer).
+func rawEntry(n int) *Entry {
+	return &Entry{Name: fmt.Sprint(n), Kind: codec.KindAVIRSpec, ID: fmt.Sprintf("doc-%06d", n),
+		Data:    []byte(fmt.Sprintf(`{"doc":%d,"status":"pass","pad":"%032x"}`, n, n)),
+		Arrival: testEpoch.Add(time.Duration(n) * time.Second),
+		Leaf:    proof.Leaf{Subject: fmt.Sprintf("subject-%d", n%5), Position: -1}}
+}
+
+// appendRaw appends entries from..from+n-1, one call each.
+func appendRaw(t testing.TB, l *Ledger, from, n int) {
 	t.Helper()
-	d := vrf.Draft{
-		ReceiptID:  uuid4(n),
-		VerifiedAt: testEpoch.Add(time.Duration(n) * time.Minute),
-		Details:    []vrf.Detail{{Name: "t1", Status: "pass", DurationMS: 1.5}, {Name: "t2", Status: "pass", DurationMS: 2}},
-		Hashes:     vrf.Hashes{Input: vrf.ShortHash([]byte("in")), Output: vrf.ShortHash([]byte(fmt.Sprint(n))), Suite: vrf.ShortHash([]byte("suite"))},
-		Metadata:   vrf.Metadata{ExecutionMS: 3.5, Sandboxed: true},
-		TaskType:   "code_generation",
-		AgentID:    agent,
+	for i := from; i < from+n; i++ {
+		out, err := l.Append(context.Background(), []*Entry{rawEntry(i)})
+		if err != nil || out[0].Status != StatusAppended {
+			t.Fatalf("append %d: %v %+v", i, err, out)
+		}
 	}
-	if pos >= 0 {
-		d.Chain = &vrf.ChainLink{PreviousReceipt: prev, Position: pos}
-	}
-	v, err := d.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if priv == nil {
-		return append(canonjson.Indent(v), '\n')
-	}
-	b, err := vrf.Sign(v, priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // dump returns every key and value of the store, for comparing states.

@@ -16,15 +16,14 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/klauspost/compress/zstd"
-
-	"github.com/proofledger/ledger/codec/inspect"
 )
 
 // FormatVersion is the store format this binary writes and the newest it
 // reads. Format 2 added the LEDGER format file, the checkpoint log, the
-// size-0 checkpoint and HMAC secrets outside the store; a format-1
-// ledger is upgraded when it is first opened for writing.
-const FormatVersion = 2
+// size-0 checkpoint and HMAC secrets outside the store; format 3 named the
+// keyspaces for what they hold and gave the admission rules keyspaces of
+// their own. Ledgers of formats 1 and 2 are upgraded when they are opened.
+const FormatVersion = 3
 
 // Sentinel errors callers branch on.
 var (
@@ -72,6 +71,9 @@ type InitOptions struct {
 type Options struct {
 	// Logger receives the ledger's and Pebble's messages; nil discards them.
 	Logger *slog.Logger
+	// Rules are the admission rules that need the log's order (package
+	// admit's chain and task rules); nil admits every new identity.
+	Rules Rules
 	// Projectors derive index entries from each event in its own batch.
 	Projectors []Projector
 	// QueueSize bounds the sequencer's queue of pending append calls
@@ -115,7 +117,7 @@ type Ledger struct {
 	signer   *noteSigner // nil when read-only
 	vkey     string
 	proj     []Projector
-	ins      *inspect.Inspector
+	rules    Rules
 	zdec     *zstd.Decoder
 	readOnly bool
 	damage   error // why a damaged ledger was opened read-only (AllowDamaged)
@@ -132,9 +134,6 @@ type Ledger struct {
 	closed chan struct{}
 	wg     sync.WaitGroup
 	stale  atomic.Bool // an interrupted rebuild left the projections incomplete
-
-	setMu    sync.Mutex // guards settings
-	settings *settings  // cached HMAC keys and policies; nil until loaded
 
 	// seqMu is held while a batch is built and applied, and by Rebuild;
 	// next is the state after the last applied batch (which may not be
@@ -369,9 +368,6 @@ func waitCtx(ctx context.Context, ch <-chan struct{}) error {
 		return ctx.Err()
 	}
 }
-
-// Inspector returns the ledger's document inspector.
-func (l *Ledger) Inspector() *inspect.Inspector { return l.ins }
 
 // getCopy returns a copy of the value at key in r, or ErrNotFound.
 func getCopy(r pebble.Reader, key []byte) ([]byte, error) {

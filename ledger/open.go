@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/binary"
@@ -18,7 +19,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/proofledger/ledger/codec/inspect"
 	"github.com/proofledger/ledger/codec/keys"
 )
 
@@ -133,10 +133,11 @@ func removeUnfinishedInit(fs vfs.FS, dir string, logger *slog.Logger) (err error
 	defer recoverFatal(&err)
 	db, err := pebble.Open(fs.PathJoin(dir, storeDir), po)
 	if err == nil {
+		legacy, lerr := isLegacy(db)
 		st, serr := readStoredState(db)
 		db.Close()
-		if serr == nil && st.format == 1 {
-			return fmt.Errorf("%s: %w (format 1: open it once to upgrade it)", dir, ErrExists)
+		if lerr != nil || legacy {
+			return fmt.Errorf("%s: %w (an earlier format: open it once to upgrade it)", dir, ErrExists)
 		}
 		if serr == nil && st.size > 0 {
 			return fmt.Errorf("%s: %w: its store holds %d events but the LEDGER format file is missing", dir, ErrDamaged, st.size)
@@ -243,7 +244,7 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Ledger{dir: dir, fs: fs, log: logger, proj: opts.Projectors, closed: make(chan struct{}),
+	l := &Ledger{dir: dir, fs: fs, log: logger, proj: opts.Projectors, rules: opts.Rules, closed: make(chan struct{}),
 		hooks: opts.hooks, readOnly: opts.ReadOnly}
 	l.pubCond = sync.NewCond(&l.pubMu)
 	l.bgErr = make(chan error, 1)
@@ -261,6 +262,29 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, storeErr(err))
+	}
+	// A store of formats 1 or 2 is upgraded first (a write open; the next
+	// one rebuilds the derived entries), then opened as asked.
+	if legacy, err := isLegacy(l.db); err != nil || legacy {
+		l.db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		if err := upgradeLegacy(dir, fs, logger); err != nil {
+			return nil, fmt.Errorf("%s: upgrade to format %d: %w", dir, FormatVersion, err)
+		}
+		if opts.ReadOnly && opts.Rules != nil {
+			w := opts
+			w.ReadOnly = false
+			wl, err := Open(dir, w)
+			if err != nil {
+				return nil, err
+			}
+			if err := wl.Close(); err != nil {
+				return nil, err
+			}
+		}
+		return Open(dir, opts)
 	}
 	defer func() {
 		if err != nil {
@@ -280,9 +304,6 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		}
 		l.origin, _, _ = strings.Cut(l.vkey, "+")
 		l.format, l.damage, l.readOnly = max(dirFormat, 1), damage, true
-		if l.ins, err = inspect.New(); err != nil {
-			return nil, err
-		}
 		if l.zdec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(64<<20)); err != nil {
 			return nil, err
 		}
@@ -296,26 +317,25 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	switch {
-	case dirFormat == 0 && st.format != 1:
+	case dirFormat == 0:
 		return nil, fmt.Errorf("%s: %w: the %s format file is missing", dir, ErrNotLedger, formatFile)
 	case dirFormat > FormatVersion:
 		return nil, fmt.Errorf("%s: %w: %s says format %d, this binary reads up to %d", dir, ErrNewerFormat, formatFile, dirFormat, FormatVersion)
+	case dirFormat < FormatVersion && !opts.ReadOnly:
+		// An upgrade stopped after the store's last step.
+		if err := writeFileDurable(fs, fs.PathJoin(dir, formatFile), encodeFormatFile(FormatVersion), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	l.format, l.origin = st.format, st.origin
 	l.stale.Store(st.rebuilding)
 	if err := l.loadKeys(opts.ReadOnly); err != nil {
 		return nil, err
 	}
-	if l.ins, err = inspect.New(); err != nil {
-		return nil, err
-	}
 	if l.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20)); err != nil {
 		return nil, err
 	}
-	// A format-1 ledger (or one whose upgrade was interrupted) has no
-	// checkpoint log yet; the upgrade writes it.
-	legacy := st.format == 1 || dirFormat < 2
-	t, ext, err := l.check(st, legacy)
+	t, ext, err := l.check(st)
 	var damage *DamageError
 	if errors.As(err, &damage) {
 		if !opts.AllowDamaged {
@@ -331,15 +351,6 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	if opts.ReadOnly {
 		l.publish(t, nil)
 		return l, nil
-	}
-	if legacy {
-		if t, err = l.upgrade(st, t); err != nil {
-			return nil, fmt.Errorf("%s: upgrade to format %d: %w", dir, FormatVersion, err)
-		}
-		ext.end, ext.torn = 0, false
-		if ext.rec, ext.end, ext.torn, err = lastCkptRecord(fs, l.path(ckptLogFile), l.openNote); err != nil {
-			return nil, err
-		}
 	}
 	if l.ckpts, err = openCkptLog(fs, l.path(ckptLogFile), ext.end, ext.torn); err != nil {
 		return nil, err
@@ -372,6 +383,15 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	l.wg.Add(2)
 	go l.sequence()
 	go l.syncWait()
+	// Derived entries left incomplete (an interrupted rebuild, or an
+	// upgrade) are rebuilt now, when the rules that derive them are here.
+	if l.stale.Load() && l.rules != nil {
+		logger.Warn("rebuilding the derived entries (chains, tasks, projections) from the log", "dir", dir, "events", t.size)
+		if err := l.Rebuild(context.Background(), nil); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("%s: rebuild the derived entries: %w", dir, err)
+		}
+	}
 	return l, nil
 }
 
@@ -445,7 +465,7 @@ type extState struct {
 // the store keeps for its size and the last one in the checkpoint log. It
 // returns the log's tip and the checkpoint log's state, or a *DamageError.
 // It reads a few keys and O(log n) tree hashes, whatever the size.
-func (l *Ledger) check(st storedState, legacy bool) (_ tip, _ extState, err error) {
+func (l *Ledger) check(st storedState) (_ tip, _ extState, err error) {
 	t := tip{size: st.size, lastT: st.lastT}
 	var ext extState
 	damaged := func(format string, args ...any) (tip, extState, error) {
@@ -459,12 +479,9 @@ func (l *Ledger) check(st storedState, legacy bool) (_ tip, _ extState, err erro
 			err = &DamageError{Dir: l.dir, Reason: err.Error()}
 		}
 	}()
-	if !legacy {
-		var err error
-		ext.rec, ext.end, ext.torn, err = lastCkptRecord(l.fs, l.path(ckptLogFile), l.openNote)
-		if err != nil {
-			return damaged("its checkpoint log is unreadable: %v", err)
-		}
+	ext.rec, ext.end, ext.torn, err = lastCkptRecord(l.fs, l.path(ckptLogFile), l.openNote)
+	if err != nil {
+		return damaged("its checkpoint log is unreadable: %v", err)
 	}
 	// The store's own latest checkpoint.
 	switch note, err := getCopy(l.db, checkpointKey(st.size)); {
@@ -477,13 +494,12 @@ func (l *Ledger) check(st storedState, legacy bool) (_ tip, _ extState, err erro
 			return damaged("the checkpoint stored for size %d is for size %d", st.size, c.Size)
 		}
 		t.ckpt = signedCheckpoint{note: note, c: c}
-	case errors.Is(err, ErrNotFound) && (!legacy || st.size > 0):
-		return damaged("no signed checkpoint is stored for its size %d", st.size)
 	case errors.Is(err, ErrNotFound):
+		return damaged("no signed checkpoint is stored for its size %d", st.size)
 	default:
 		return t, ext, err
 	}
-	if !legacy && ext.rec.c.Size > st.size {
+	if ext.rec.c.Size > st.size {
 		return damaged("the store holds %d events, but the ledger signed a checkpoint of size %d (root %s, last record of its checkpoint log): events it acknowledged are gone",
 			st.size, ext.rec.c.Size, base64.StdEncoding.EncodeToString(ext.rec.c.Root[:]))
 	}
@@ -495,8 +511,8 @@ func (l *Ledger) check(st storedState, legacy bool) (_ tip, _ extState, err erro
 		want   int64 // number of keys
 		key    func(int64) []byte
 	}{
-		{"event", prefixEvent, st.size, eventKey},
-		{"document", prefixData, st.size, dataKey},
+		{"event", prefixLeaf, st.size, eventKey},
+		{"document", prefixDoc, st.size, dataKey},
 		{"tree hash", prefixHash, tlog.StoredHashCount(st.size), hashKey},
 	} {
 		first, last, err := edgeKeys(l.db, span.prefix)
@@ -521,7 +537,7 @@ func (l *Ledger) check(st storedState, legacy bool) (_ tip, _ extState, err erro
 		return damaged("its tree hashes give root %s for size %d, but the checkpoint it signed for that size says %s",
 			b64(root[:]), st.size, b64(t.ckpt.c.Root[:]))
 	}
-	if !legacy && ext.rec.c.Size < st.size {
+	if ext.rec.c.Size < st.size {
 		old, err := tlog.TreeHash(ext.rec.c.Size, hr)
 		if err != nil {
 			return damaged("its tree hashes are incomplete: %v", err)
@@ -531,7 +547,7 @@ func (l *Ledger) check(st storedState, legacy bool) (_ tip, _ extState, err erro
 				b64(old[:]), ext.rec.c.Size, b64(ext.rec.c.Root[:]))
 		}
 	}
-	if !legacy && ext.rec.c.Size == st.size && ext.rec.c.Root != root {
+	if ext.rec.c.Size == st.size && ext.rec.c.Root != root {
 		return damaged("its tree hashes give root %s for size %d, but the ledger signed %s for that size (checkpoint log)",
 			b64(root[:]), st.size, b64(ext.rec.c.Root[:]))
 	}
@@ -587,53 +603,9 @@ func (l *Ledger) appendStoredCheckpoints(from int64) (err error) {
 	return l.ckpts.append(notes...)
 }
 
-// upgrade brings a format-1 ledger to format 2: HMAC secrets move out of
-// the store into files, an empty ledger gets its size-0 checkpoint, the
-// checkpoint log is written from the checkpoints the store kept, then the
-// LEDGER format file and the store's format version. Every step can be
-// repeated, so an interrupted upgrade resumes on the next open.
-func (l *Ledger) upgrade(st storedState, t tip) (tip, error) {
-	if err := l.moveSecretsOut(); err != nil {
-		return t, err
-	}
-	if t.ckpt.note == nil {
-		note, err := l.signer.sign(proof.Checkpoint{Origin: l.origin, Size: st.size, Root: proof.EmptyRoot()})
-		if err != nil {
-			return t, err
-		}
-		if err := l.db.Set(checkpointKey(0), note, pebble.Sync); err != nil {
-			return t, err
-		}
-		t.ckpt = signedCheckpoint{note: note, c: proof.Checkpoint{Origin: l.origin, Root: proof.EmptyRoot()}}
-	}
-	var all []byte
-	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: prefixCkpt, UpperBound: prefixEnd(prefixCkpt)})
-	if err != nil {
-		return t, err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		if _, err := l.openNote(it.Value()); err != nil {
-			it.Close()
-			return t, fmt.Errorf("%w: stored checkpoint %x: %v", ErrCorrupt, it.Key(), err)
-		}
-		all = append(all, encodeCkptRecords(it.Value())...)
-	}
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return t, err
-	}
-	if err := writeFileDurable(l.fs, l.path(ckptLogFile), all, 0o644); err != nil {
-		return t, err
-	}
-	if err := writeFileDurable(l.fs, l.path(formatFile), encodeFormatFile(FormatVersion), 0o644); err != nil {
-		return t, err
-	}
-	if err := l.db.Set(keyFormat, binary.AppendUvarint(nil, FormatVersion), pebble.Sync); err != nil {
-		return t, err
-	}
-	l.format = FormatVersion
-	l.log.Info("upgraded the ledger", "dir", l.dir, "format", FormatVersion)
-	return t, nil
-}
+// LogKey reads the log key of the ledger in dir (to build a ledger that
+// replaces it under the same identity: package admit's Import).
+func LogKey(dir string) (ed25519.PrivateKey, error) { return keyOf(vfs.Default, dir) }
 
 // keyOf reads a private key from a ledger's log key file, through fs.
 func keyOf(fs vfs.FS, dir string) (ed25519.PrivateKey, error) {

@@ -6,17 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"github.com/proofledger/ledger/proof"
+	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// keyRebuilding marks a rebuild in progress; a crash leaves it set, and the
-// projections must be rebuilt before they are trusted or extended.
-var keyRebuilding = []byte("m/rebuilding")
-
-// ErrStaleProjections: a rebuild was interrupted; run `ledger rebuild`.
-var ErrStaleProjections = errors.New("projections are incomplete (a rebuild was interrupted): run ledger rebuild")
+// ErrStale: the derived entries (the rules' keyspaces and the
+// projections) are incomplete, because a rebuild was interrupted; they
+// must be rebuilt (Rebuild) before they are read or extended.
+var ErrStale = errors.New("the derived entries are incomplete (a rebuild was interrupted); rebuild them")
 
 // Projector derives index entries from events. For every batch the
 // sequencer calls Begin, then Project for each appended event in order, then
@@ -53,6 +51,14 @@ type Writer interface {
 // ProjectionPrefix is the keyspace reserved for projections; the ledger
 // never writes under it itself.
 var ProjectionPrefix = []byte("x/")
+
+// A Rebuilder is a Projector that can be rebuilt faster than it is kept:
+// Rebuild clears the projection keyspace and asks it for the projector to
+// run over the whole log (which may, say, answer reads of keys it has not
+// written yet without touching the store). Its tuning is the projector's.
+type Rebuilder interface {
+	ForRebuild(events int64) Projector
+}
 
 func (l *Ledger) beginProjections() []ProjectionBatch {
 	pbs := make([]ProjectionBatch, len(l.proj))
@@ -138,6 +144,30 @@ func (s *Snapshot) Range(lower, upper []byte, fn func(k, v []byte) (bool, error)
 	return storeErr(it.Error())
 }
 
+// RangePrefix calls fn for each key under prefix, in order (see Range).
+func (s *Snapshot) RangePrefix(prefix []byte, fn func(k, v []byte) (bool, error)) error {
+	return s.Range(prefix, prefixEnd(prefix), fn)
+}
+
+// Last returns the greatest key under prefix and its value, or
+// ErrNotFound.
+func (s *Snapshot) Last(prefix []byte) (key, value []byte, err error) {
+	if s.v == nil {
+		return nil, nil, s.closedErr()
+	}
+	return storeReader{s.v.r}.Last(prefix)
+}
+
+// Event returns event seq of the snapshot (checked as Ledger.Event
+// checks it).
+func (s *Snapshot) Event(seq int64, withData bool) (*Event, error) {
+	if s.v == nil {
+		return nil, s.closedErr()
+	}
+	ev, _, err := s.l.eventAt(s.v, seq, withData)
+	return ev, err
+}
+
 // Close releases the snapshot.
 func (s *Snapshot) Close() error {
 	if s.v != nil {
@@ -147,24 +177,22 @@ func (s *Snapshot) Close() error {
 	return nil
 }
 
-// ProjectionsStale reports whether an interrupted rebuild left the
-// projections incomplete. The flag is read from the store when the ledger
-// opens and kept by Rebuild, the only writer of the mark (the store's lock
-// keeps other processes out).
-func (l *Ledger) ProjectionsStale() bool { return l.stale.Load() }
+// Stale reports whether the derived entries (rules' keyspaces and
+// projections) are incomplete because a rebuild was interrupted.
+func (l *Ledger) Stale() bool { return l.stale.Load() }
 
 // RebuildChunk is how many events a rebuild projects per batch.
 const RebuildChunk = 4096
 
-// Rebuild drops every projection (the x/ keyspace) and recomputes it from
-// the log with the ledger's projectors, in log order and in batches of
-// RebuildChunk events. Appends wait while it runs; readers keep seeing the
-// projections as they were until it completes. progress, when not nil, is
-// called after each batch with the number of events projected so far. The
-// result is identical, key for key, to what incremental appends built.
-// The leaves it reads are checked against the signed tree: a leaf altered
-// on disk fails the rebuild (which leaves the projections marked stale)
-// instead of changing what the projections say.
+// Rebuild drops the derived entries (the Rules' keyspaces and the
+// projections) and recomputes them from the log, in log order and in
+// batches of RebuildChunk events. Appends wait while it runs; readers keep
+// seeing the entries as they were until it completes. progress, when not
+// nil, is called after each batch with the number of events done. The
+// result is identical, key for key, to what appends built. The leaves it
+// reads are checked against the signed tree: a leaf altered on disk fails
+// the rebuild (which leaves the entries marked stale) instead of changing
+// what they say.
 func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err error) {
 	if l.readOnly {
 		return ErrReadOnly
@@ -180,25 +208,45 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 		return err
 	}
 	defer l.releaseView(v)
+	keyspaces := [][]byte{ProjectionPrefix}
+	if l.rules != nil {
+		keyspaces = append(keyspaces, l.rules.Keyspaces()...)
+	}
 	start := l.db.NewBatch()
-	err = errors.Join(start.Set(keyRebuilding, []byte{1}, nil),
-		start.DeleteRange(ProjectionPrefix, prefixEnd(ProjectionPrefix), nil))
+	errs := []error{start.Set(keyRebuilding, []byte{1}, nil)}
+	for _, p := range keyspaces {
+		errs = append(errs, start.DeleteRange(p, prefixEnd(p), nil))
+	}
+	err = errors.Join(errs...)
 	if err == nil {
 		err = start.Commit(pebble.Sync)
 	}
 	start.Close()
 	if err != nil {
-		return fmt.Errorf("rebuild: clear projections: %w", err)
+		return fmt.Errorf("rebuild: clear the derived entries: %w", err)
 	}
 	l.stale.Store(true)
 	size := v.size
-	written := newKeyFilter(size * rebuildKeysPerEvent)
+	projs := make([]Projector, len(l.proj))
+	for i, p := range l.proj {
+		projs[i] = p
+		if r, ok := p.(Rebuilder); ok {
+			projs[i] = r.ForRebuild(size)
+		}
+	}
+	begin := func() []ProjectionBatch {
+		pbs := make([]ProjectionBatch, len(projs))
+		for i, p := range projs {
+			pbs[i] = p.Begin()
+		}
+		return pbs
+	}
 	var done int64
 	var b *pebble.Batch
 	var pbs []ProjectionBatch
 	tree := &proof.TreeBuilder{}
 	commit := func(last bool) error {
-		if err := l.flushProjections(rebuildWriter{batchWriter{l.db, b}, written}, pbs); err != nil {
+		if err := l.flushProjections(batchWriter{l.db, b}, pbs); err != nil {
 			return err
 		}
 		opt := pebble.NoSync
@@ -226,9 +274,23 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 		tree.Append(leafHashString(leaf))
 		if b == nil {
 			b = l.db.NewBatch()
-			pbs = l.beginProjections()
+			pbs = begin()
 		}
-		if err := l.project(rebuildWriter{batchWriter{l.db, b}, written}, pbs, ev); err != nil {
+		if l.rules != nil {
+			for _, kv := range l.rules.Entries(&ev.Leaf) {
+				if err := b.Set(kv.Key, kv.Value, nil); err != nil {
+					return false, err
+				}
+			}
+		}
+		if err := l.project(batchWriter{l.db, b}, pbs, ev); err != nil {
+			// A leaf the projections refuse may have been altered on
+			// disk: say so when its tree hash disagrees.
+			if h, herr := viewGet(v, hashKey(tlog.StoredHashIndex(0, ev.Seq))); herr == nil {
+				if want := leafHashString(leaf); !bytes.Equal(h, want[:]) {
+					return false, fmt.Errorf("%w: rebuild: the leaf of event %d was altered on disk (%v)", ErrCorrupt, ev.Seq, err)
+				}
+			}
 			return false, err
 		}
 		done++
@@ -251,85 +313,13 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 	}
 	if b == nil {
 		b = l.db.NewBatch()
-		pbs = l.beginProjections()
+		pbs = begin()
 	}
 	if err := commit(true); err != nil {
 		return err
 	}
 	l.stale.Store(false)
-	// Readers see the rebuilt projections from now on.
+	// Readers see the rebuilt entries from now on.
 	l.publish(l.next, l.db.NewSnapshot())
 	return nil
-}
-
-// rebuildWriter is the Writer of a rebuild's batches. The rebuild cleared
-// the projection keyspace and is its only writer while it runs, so a
-// projection key it has not written is absent: a filter of the keys it
-// wrote answers most reads of absent keys without a Pebble lookup, which
-// would otherwise wade through the old, range-deleted projections still in
-// the LSM. A filter hit (present, or a false positive) reads the store.
-type rebuildWriter struct {
-	batchWriter
-	written *keyFilter
-}
-
-func (w rebuildWriter) Get(key []byte) ([]byte, error) {
-	if bytes.HasPrefix(key, ProjectionPrefix) && !w.written.mayContain(key) {
-		return nil, ErrNotFound
-	}
-	return w.batchWriter.Get(key)
-}
-
-func (w rebuildWriter) Set(key, value []byte) error {
-	w.written.add(key)
-	return w.batchWriter.Set(key, value)
-}
-
-// maxKeyFilterBits caps a key filter at 64 MB (about 13M events at 4
-// keys each and 10 bits a key).
-const maxKeyFilterBits = 64 << 20 * 8
-
-// rebuildKeysPerEvent sizes a rebuild's key filter: the index projections
-// write a few keys per event; more only raise the false-positive rate,
-// which costs reads, never correctness.
-const rebuildKeysPerEvent = 4
-
-// keyFilter is a Bloom filter of keys (10 bits and 4 probes per expected
-// key, about 1% false positives at that load), probed with xxhash64 split
-// into two halves for double hashing. Its size is capped at
-// maxKeyFilterBits: on bigger ledgers false positives rise, which costs
-// reads, never correctness.
-type keyFilter struct {
-	bits []uint64
-	m    uint64 // number of bits
-}
-
-func newKeyFilter(expected int64) *keyFilter {
-	m := min(uint64(max(expected, 1024))*10, maxKeyFilterBits)
-	m = (m + 63) &^ 63
-	return &keyFilter{bits: make([]uint64, m/64), m: m}
-}
-
-func (f *keyFilter) probes(key []byte) (h1, h2 uint64) {
-	h := xxhash.Sum64(key)
-	return h & 0xffffffff, h>>32 | 1
-}
-
-func (f *keyFilter) add(key []byte) {
-	h1, h2 := f.probes(key)
-	for i := range uint64(4) {
-		bit := (h1 + i*h2) % f.m
-		f.bits[bit/64] |= 1 << (bit % 64)
-	}
-}
-
-func (f *keyFilter) mayContain(key []byte) bool {
-	h1, h2 := f.probes(key)
-	for i := range uint64(4) {
-		bit := (h1 + i*h2) % f.m
-		if f.bits[bit/64]&(1<<(bit%64)) == 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -56,32 +55,30 @@ func (b *countBatch) Flush(w Writer) error {
 
 // TestInterruptedRebuildIsStale checks that a rebuild that fails leaves the
 // projections marked stale, across a reopen: appends are refused with
-// ErrStaleProjections and nothing is written, until a rebuild completes.
+// ErrStale and nothing is written, until a rebuild completes.
 func TestInterruptedRebuildIsStale(t *testing.T) {
 	fail := false
 	opts := Options{Projectors: []Projector{countProjector{fail: &fail}}}
 	l := newLedger(t, opts)
 	dir := l.dir
 	ctx := context.Background()
-	priv := testKey(1)
-	allow := AppendOptions{}
-	if out, err := l.Append(ctx, []Submission{{Name: "r0", Data: receipt(t, priv, 0, "agent-a", "", -1)}}, allow); err != nil || out[0].Status != StatusAppended {
+	if out, err := l.Append(ctx, []*Entry{rawEntry(0)}); err != nil || out[0].Status != StatusAppended {
 		t.Fatalf("append: %v %+v", err, out)
 	}
-	if l.ProjectionsStale() {
+	if l.Stale() {
 		t.Fatal("fresh ledger reports stale projections")
 	}
 	fail = true
 	if err := l.Rebuild(ctx, nil); err == nil {
 		t.Fatal("rebuild with a failing projector succeeded")
 	}
-	if !l.ProjectionsStale() {
+	if !l.Stale() {
 		t.Fatal("failed rebuild left the projections marked fresh")
 	}
 	fail = false
 	before := dump(t, l)
-	if _, err := l.Append(ctx, []Submission{{Name: "r1", Data: receipt(t, priv, 1, "agent-a", "", -1)}}, allow); !errors.Is(err, ErrStaleProjections) {
-		t.Fatalf("append over stale projections: %v, want ErrStaleProjections", err)
+	if _, err := l.Append(ctx, []*Entry{rawEntry(1)}); !errors.Is(err, ErrStale) {
+		t.Fatalf("append over stale projections: %v, want ErrStale", err)
 	}
 	if after := dump(t, l); len(after) != len(before) {
 		t.Fatalf("refused append changed the store: %d keys, was %d", len(after), len(before))
@@ -94,16 +91,16 @@ func TestInterruptedRebuildIsStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if !l.ProjectionsStale() {
+	if !l.Stale() {
 		t.Fatal("stale mark lost on reopen")
 	}
 	if err := l.Rebuild(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if l.ProjectionsStale() {
+	if l.Stale() {
 		t.Fatal("completed rebuild left the projections stale")
 	}
-	if out, err := l.Append(ctx, []Submission{{Name: "r1", Data: receipt(t, priv, 1, "agent-a", "", -1)}}, allow); err != nil || out[0].Status != StatusAppended {
+	if out, err := l.Append(ctx, []*Entry{rawEntry(1)}); err != nil || out[0].Status != StatusAppended {
 		t.Fatalf("append after rebuild: %v %+v", err, out)
 	}
 	if v, err := getCopy(l.db, countKey); err != nil || len(v) != 8 || binary.BigEndian.Uint64(v) != 2 {
@@ -131,47 +128,5 @@ func TestZstdPayloadStillReads(t *testing.T) {
 	}
 	if v := encodePayload(doc); v[0] != payloadRaw {
 		t.Errorf("new payload codec %d, want raw", v[0])
-	}
-}
-
-// TestKeyFilter checks the rebuild's key filter: never a false negative,
-// and about 1% false positives at its expected load.
-func TestKeyFilter(t *testing.T) {
-	for _, n := range []int64{10, 5000, 100_000} {
-		f := newKeyFilter(n)
-		key := func(i int64) []byte { return fmt.Appendf(nil, "x/k/%d", i) }
-		for i := range n {
-			f.add(key(i))
-		}
-		for i := range n {
-			if !f.mayContain(key(i)) {
-				t.Fatalf("n=%d: added key %d reported absent", n, i)
-			}
-		}
-		fp := 0
-		for i := n; i < n+100_000; i++ {
-			if f.mayContain(key(i)) {
-				fp++
-			}
-		}
-		if rate := float64(fp) / 100_000; rate > 0.03 {
-			t.Errorf("n=%d: false-positive rate %.3f, want about 0.01", n, rate)
-		}
-	}
-}
-
-// TestKeyFilterCapped checks that a filter for a huge ledger stays within
-// its cap and still never reports an added key absent.
-func TestKeyFilterCapped(t *testing.T) {
-	f := newKeyFilter(1 << 40)
-	if got := uint64(len(f.bits)) * 64; got > maxKeyFilterBits || f.m > maxKeyFilterBits {
-		t.Fatalf("filter of %d bits, cap %d", got, maxKeyFilterBits)
-	}
-	for i := range 1000 {
-		k := fmt.Appendf(nil, "x/%d", i)
-		f.add(k)
-		if !f.mayContain(k) {
-			t.Fatalf("key %d reported absent", i)
-		}
 	}
 }

@@ -143,11 +143,34 @@ func (l *Ledger) Seen(kind codec.Kind, id string) (seq int64, found bool, err er
 		return -1, false, err
 	}
 	defer l.releaseView(v)
-	iv, found, err := lookupIdent(v.r, nil, kind, id)
+	iv, found, err := lookupIdent(v.r, identKey(kind, id))
 	if err != nil || !found {
 		return -1, false, err
 	}
 	return iv.seq, true, nil
+}
+
+// LookupDigest finds the durable event whose document's SHA-256 is d: a
+// byte-identical copy of a stored document is a replay, whatever it says.
+func (l *Ledger) LookupDigest(d [32]byte) (seq int64, kind codec.Kind, id string, found bool, err error) {
+	v, err := l.acquire()
+	if err != nil {
+		return 0, "", "", false, err
+	}
+	defer l.releaseView(v)
+	k := digestKey(d)
+	val, err := viewGet(v, k)
+	if errors.Is(err, ErrNotFound) {
+		return 0, "", "", false, nil
+	}
+	if err != nil {
+		return 0, "", "", false, err
+	}
+	seq, kind, id, err = decodeDigest(k, val)
+	if err != nil || seq >= v.size {
+		return 0, "", "", false, err
+	}
+	return seq, kind, id, true, nil
 }
 
 // Lookup finds the event of a document identity (a receipt_id, an AVIR
@@ -159,7 +182,7 @@ func (l *Ledger) Lookup(id string) (*Event, error) {
 	}
 	defer l.releaseView(v)
 	for _, kind := range lookupOrder {
-		iv, found, err := lookupIdent(v.r, nil, kind, id)
+		iv, found, err := lookupIdent(v.r, identKey(kind, id))
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +204,7 @@ func (l *Ledger) LookupKind(kind codec.Kind, id string) (*Event, error) {
 		return nil, err
 	}
 	defer l.releaseView(v)
-	iv, found, err := lookupIdent(v.r, nil, kind, id)
+	iv, found, err := lookupIdent(v.r, identKey(kind, id))
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +315,7 @@ func (l *Ledger) scanView(ctx context.Context, v *view, from int64, fn func(*Eve
 			return true
 		}
 		for ok := it.First(); ok; ok = it.Next() {
-			seq, err := decodeKeySeq(prefixEvent, it.Key())
+			seq, err := decodeKeySeq(prefixLeaf, it.Key())
 			if err == nil && seq != next {
 				err = fmt.Errorf("%w: event %d is missing from a log of %d events (the next stored one is %d)", ErrCorrupt, next, v.size, seq)
 			}
@@ -398,90 +421,6 @@ func (l *Ledger) FirstAt(t time.Time) (seq int64, err error) {
 		return 0, err
 	}
 	return min(seq, v.size), nil
-}
-
-// TaskHistory returns a task's events (bundles and rollbacks) in log order.
-func (l *Ledger) TaskHistory(task string) (out []*Event, err error) {
-	v, err := l.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer l.releaseView(v)
-	p := taskPrefix(task)
-	it, err := viewIter(v, p, prefixEnd(p))
-	if err != nil {
-		return nil, err
-	}
-	defer closeIter(it, &err)
-	for ok := it.First(); ok; ok = it.Next() {
-		seq, err := decodeKeySeq(p, it.Key())
-		if err != nil {
-			return nil, err
-		}
-		ev, _, err := l.eventAt(v, seq, false)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ev)
-	}
-	return out, storeErr(it.Error())
-}
-
-// Chain returns the receipt chain that id belongs to, oldest first: back
-// along previous_receipt links to the first receipt, then forward along
-// successors to the latest.
-func (l *Ledger) Chain(id string) ([]*Event, error) {
-	v, err := l.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer l.releaseView(v)
-	iv, found, err := lookupIdent(v.r, nil, codec.KindVRF, id)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, fmt.Errorf("vrf %s: %w", id, ErrNotFound)
-	}
-	ev, _, err := l.eventAt(v, iv.seq, false)
-	if err != nil {
-		return nil, err
-	}
-	var back []*Event
-	for cur := ev; ; {
-		back = append(back, cur)
-		prev := linkOf(cur, RelPreviousReceipt)
-		if prev == nil {
-			break
-		}
-		if prev.Seq >= cur.Seq {
-			return nil, fmt.Errorf("%w: event %d links forward to event %d", ErrCorrupt, cur.Seq, prev.Seq)
-		}
-		if cur, _, err = l.eventAt(v, prev.Seq, false); err != nil {
-			return nil, err
-		}
-	}
-	out := make([]*Event, 0, len(back))
-	for i := len(back) - 1; i >= 0; i-- {
-		out = append(out, back[i])
-	}
-	for cur := ev; ; {
-		succ, ok, err := successor(v.r, nil, cur.ID)
-		if err != nil {
-			return nil, err
-		}
-		if !ok || succ >= v.size {
-			break
-		}
-		if succ <= cur.Seq {
-			return nil, fmt.Errorf("%w: receipt %s's successor entry points back to event %d", ErrCorrupt, cur.ID, succ)
-		}
-		if cur, _, err = l.eventAt(v, succ, false); err != nil {
-			return nil, err
-		}
-		out = append(out, cur)
-	}
-	return out, nil
 }
 
 func linkOf(ev *Event, rel string) *Link {

@@ -11,18 +11,13 @@ import (
 // event, absent ones and other kinds do not.
 func TestSeen(t *testing.T) {
 	l := newLedger(t, Options{})
-	priv := testKey(1)
-	subs := []Submission{
-		{Name: "r0", Data: receipt(t, priv, 0, "agent-a", "", 0)},
-		{Name: "r1", Data: receipt(t, priv, 1, "", uuid4(0), 1)},
-	}
-	out, err := l.Append(context.Background(), subs, AppendOptions{})
+	out, err := l.Append(context.Background(), []*Entry{rawEntry(0), rawEntry(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, o := range out {
+	for _, o := range out {
 		if o.Status != StatusAppended {
-			t.Fatalf("%s: %s %s", subs[i].Name, o.Status, o.Reason)
+			t.Fatalf("%s: %s %s", o.Name, o.Status, o.Reason)
 		}
 	}
 	for _, tc := range []struct {
@@ -31,10 +26,10 @@ func TestSeen(t *testing.T) {
 		seq     int64
 		present bool
 	}{
-		{codec.KindVRF, uuid4(0), 0, true},
-		{codec.KindVRF, uuid4(1), 1, true},
-		{codec.KindVRF, uuid4(2), -1, false},
-		{codec.KindRVWW, uuid4(0), -1, false},
+		{codec.KindAVIRSpec, rawEntry(0).ID, 0, true},
+		{codec.KindAVIRSpec, rawEntry(1).ID, 1, true},
+		{codec.KindAVIRSpec, rawEntry(2).ID, -1, false},
+		{codec.KindRVWW, rawEntry(0).ID, -1, false},
 	} {
 		seq, found, err := l.Seen(tc.kind, tc.id)
 		if err != nil || found != tc.present || seq != tc.seq {

@@ -40,21 +40,75 @@ package ledger
 //     the sequencer's state is only advanced once a batch is applied.
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"github.com/proofledger/ledger/proof"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"golang.org/x/mod/sumdb/tlog"
 )
 
 // appendRequest is one Append call waiting for the sequencer.
 type appendRequest struct {
-	cands    []*candidate
+	entries  []*Entry
 	outcomes []Outcome
 	err      error
 	done     chan struct{}
+}
+
+// Append appends the entries in the order given: each is checked against
+// the identities in the log (replay, conflict) and the Rules, and becomes
+// an event when it passes. It returns one Outcome per entry, in order.
+// Appended events are durable (their batch's WAL and checkpoint-log syncs
+// returned) before Append returns. The error is non-nil only when the
+// ledger itself failed (or ctx ended), not when an entry was refused;
+// ErrPushback means the sequencer's queue is full.
+func (l *Ledger) Append(ctx context.Context, entries []*Entry) ([]Outcome, error) {
+	if l.readOnly {
+		if l.damage != nil {
+			return nil, l.damage
+		}
+		return nil, ErrReadOnly
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	prepareEntries(entries)
+	req := &appendRequest{entries: entries, done: make(chan struct{})}
+	select {
+	case l.queue <- req:
+	case <-l.closed:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+		return nil, ErrPushback
+	}
+	if err := waitCtx(ctx, req.done); err != nil {
+		return nil, err
+	}
+	if req.err != nil {
+		return nil, req.err
+	}
+	return req.outcomes, nil
+}
+
+// AppendWithRetry is Append that waits and retries, with capped
+// exponential backoff, while the sequencer pushes back.
+func (l *Ledger) AppendWithRetry(ctx context.Context, entries []*Entry) ([]Outcome, error) {
+	delay := time.Millisecond
+	for {
+		out, err := l.Append(ctx, entries)
+		if !errors.Is(err, ErrPushback) {
+			return out, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
 }
 
 // inflight is a batch applied to the store whose WAL sync may still be
@@ -80,13 +134,13 @@ func (l *Ledger) sequence() {
 			return
 		}
 		reqs := []*appendRequest{first}
-		n := len(first.cands)
+		n := len(first.entries)
 	drain:
 		for n < l.maxB {
 			select {
 			case r := <-l.queue:
 				reqs = append(reqs, r)
-				n += len(r.cands)
+				n += len(r.entries)
 			default:
 				break drain
 			}
@@ -160,162 +214,4 @@ func (l *Ledger) drainClosed() {
 			return
 		}
 	}
-}
-
-// batchWriter is the view of a batch that projections get: writes go into
-// the batch, reads see the store as of the batch's start (the sequencer is
-// the only writer, and a ProjectionBatch keeps its own pending writes).
-type batchWriter struct {
-	r pebble.Reader
-	b *pebble.Batch
-}
-
-func (w batchWriter) Get(key []byte) ([]byte, error) { return getCopy(w.r, key) }
-func (w batchWriter) Set(key, value []byte) error    { return w.b.Set(key, value, nil) }
-func (w batchWriter) Delete(key []byte) error        { return w.b.Delete(key, nil) }
-
-// commitBatch builds one batch from reqs and applies it (invariants 1, 2
-// and 7). The returned inflight goes to the syncer.
-func (l *Ledger) commitBatch(reqs []*appendRequest) (f *inflight) {
-	f = &inflight{reqs: reqs}
-	l.seqMu.Lock()
-	defer l.seqMu.Unlock()
-	var b *pebble.Batch
-	defer func() {
-		if r := recover(); r != nil {
-			fe, ok := r.(*FatalError)
-			if !ok {
-				panic(r)
-			}
-			f.err = fmt.Errorf("%w: %v", ErrFailed, fe)
-			l.fail(f.err)
-			f.b, f.snap = nil, nil
-		}
-		if f.err != nil && b != nil {
-			b.Close()
-		}
-	}()
-	if err := l.failed(); err != nil {
-		f.err = err
-		return f
-	}
-	if len(l.proj) > 0 && l.stale.Load() {
-		f.err = ErrStaleProjections
-		return f
-	}
-	t := l.next
-	size, lastT := t.size, t.lastT
-	ov := &overlay{hashes: map[int64]tlog.Hash{}, ident: map[string]identValue{},
-		tasks: map[string]taskHead{}, succ: map[string]int64{}}
-	b = l.db.NewBatch()
-	pbs := l.beginProjections()
-	for _, r := range reqs {
-		r.outcomes = make([]Outcome, len(r.cands))
-		for i, c := range r.cands {
-			o, ev, err := l.admit(c, ov, size)
-			if err != nil {
-				f.err = err
-				return f
-			}
-			if ev != nil {
-				ns := c.arrival.UnixNano()
-				if ns < lastT {
-					ns = lastT // never backwards along the log
-				}
-				lastT = ns
-				ev.AppendedAt = time.Unix(0, ns).UTC()
-				if err := l.writeEvent(b, ov, ev, c, pbs); err != nil {
-					f.err = err
-					return f
-				}
-				o.Seq = ev.Seq
-				o.Event = ev
-				size++
-			}
-			r.outcomes[i] = o
-		}
-	}
-	if size == t.size {
-		b.Close()
-		b = nil
-		return f // nothing to write: every submission was refused (invariant 6)
-	}
-	if err := l.flushProjections(batchWriter{l.db, b}, pbs); err != nil {
-		f.err = err
-		return f
-	}
-	root, err := tlog.TreeHash(size, hashReader{r: l.db, pending: ov.hashes})
-	if err != nil {
-		f.err = fmt.Errorf("tree hash: %w", err)
-		return f
-	}
-	c := proof.Checkpoint{Origin: l.origin, Size: size, Root: root}
-	note, err := l.sign(c)
-	if err != nil {
-		f.err = err
-		return f
-	}
-	if err := errors.Join(
-		b.Set(checkpointKey(size), note, nil),
-		b.Set(keySize, u64(uint64(size)), nil),
-		b.Set(keyLastTime, u64(uint64(lastT)), nil),
-	); err != nil {
-		f.err = fmt.Errorf("build batch: %w", err)
-		return f
-	}
-	if err := l.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
-		// Whether any of the batch reached the WAL is unknown.
-		f.err = fmt.Errorf("%w: commit batch: %v", ErrFailed, err)
-		l.fail(f.err)
-		return f
-	}
-	f.b, f.snap = b, l.db.NewSnapshot()
-	l.next = tip{size: size, lastT: lastT, ckpt: signedCheckpoint{note: note, c: c}}
-	f.tip = l.next
-	return f
-}
-
-// sign signs a checkpoint with the log key.
-func (l *Ledger) sign(c proof.Checkpoint) ([]byte, error) {
-	if l.hooks != nil && l.hooks.sign != nil {
-		if err := l.hooks.sign(c); err != nil {
-			return nil, fmt.Errorf("sign checkpoint: %w", err)
-		}
-	}
-	return l.signer.sign(c)
-}
-
-// writeEvent adds the event, its tree hashes and the ledger's own index
-// entries to the batch, then runs the projectors.
-func (l *Ledger) writeEvent(b *pebble.Batch, ov *overlay, ev *Event, c *candidate, pbs []ProjectionBatch) error {
-	leaf := ev.Encode()
-	hashes, err := tlog.StoredHashes(ev.Seq, leaf, hashReader{r: l.db, pending: ov.hashes})
-	if err != nil {
-		return fmt.Errorf("stored hashes for event %d: %w", ev.Seq, err)
-	}
-	var errs []error
-	set := func(k, v []byte) { errs = append(errs, b.Set(k, v, nil)) }
-	base := tlog.StoredHashIndex(0, ev.Seq)
-	for i, h := range hashes {
-		ov.hashes[base+int64(i)] = h
-		set(hashKey(base+int64(i)), h[:])
-	}
-	set(eventKey(ev.Seq), encodeLeafValue(leaf))
-	set(dataKey(ev.Seq), c.payload)
-	for _, e := range indexEntries(ev) {
-		set(e.key, e.value)
-	}
-	ov.ident[string(identKey(ev.Kind, ev.ID))] = identOf(ev)
-	if task := eventTask(ev); task != "" {
-		ov.tasks[task] = taskHead{seq: ev.Seq, id: ev.ID}
-	}
-	for _, link := range ev.Links {
-		if link.Rel == RelPreviousReceipt {
-			ov.succ[link.ID] = ev.Seq
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("event %d: %w", ev.Seq, err)
-	}
-	return l.project(batchWriter{l.db, b}, pbs, ev)
 }

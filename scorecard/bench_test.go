@@ -13,6 +13,7 @@ import (
 
 	"github.com/proofledger/ledger/index"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 )
 
@@ -53,14 +54,14 @@ func sizes(b *testing.B) []int {
 // benchLedger returns a ledger of n generated bundles (in -scorecard.cache
 // when set, built there once and reused), opened read-only, and the end of
 // its bundle times.
-func benchLedger(b *testing.B, n int) (*ledger.Ledger, time.Time) {
+func benchLedger(b *testing.B, n int) (*admit.Ledger, time.Time) {
 	b.Helper()
 	end := ledgertest.DefaultStart().Add(benchSpan)
 	dir := filepath.Join(b.TempDir(), "ledger")
 	if *benchCache != "" {
 		dir = filepath.Join(*benchCache, "bundles-"+strconv.Itoa(n))
 	}
-	if l, err := ledger.Open(dir, ledger.Options{ReadOnly: true}); err == nil {
+	if l, err := admit.Open(dir, ledger.Options{ReadOnly: true}); err == nil {
 		size := l.Size()
 		l.Close()
 		if size == int64(n) {
@@ -73,7 +74,7 @@ func benchLedger(b *testing.B, n int) (*ledger.Ledger, time.Time) {
 	if err := ledger.Init(build, ledger.InitOptions{Origin: "scorecard.bench"}); err != nil {
 		b.Fatal(err)
 	}
-	l, err := ledger.Open(build, ledger.Options{Projectors: []ledger.Projector{index.New()}})
+	l, err := admit.Open(build, ledger.Options{Projectors: []ledger.Projector{index.New()}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,8 +93,8 @@ func benchLedger(b *testing.B, n int) (*ledger.Ledger, time.Time) {
 	return openReadOnly(b, dir), end
 }
 
-func openReadOnly(b *testing.B, dir string) *ledger.Ledger {
-	l, err := ledger.Open(dir, ledger.Options{ReadOnly: true, Projectors: []ledger.Projector{index.New()}})
+func openReadOnly(b *testing.B, dir string) *admit.Ledger {
+	l, err := admit.Open(dir, ledger.Options{ReadOnly: true, Projectors: []ledger.Projector{index.New()}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,15 +104,15 @@ func openReadOnly(b *testing.B, dir string) *ledger.Ledger {
 
 // fillBundles appends the corpus of cfg in calls of 4096 documents,
 // generating the next call while the previous one appends.
-func fillBundles(l *ledger.Ledger, cfg ledgertest.Config) error {
-	opts := ledger.AppendOptions{HMACKeys: cfg.Keys().HMACKeys()}
-	calls := make(chan []ledger.Submission, 2)
+func fillBundles(l *admit.Ledger, cfg ledgertest.Config) error {
+	opts := admit.Options{HMACKeys: cfg.Keys().HMACKeys()}
+	calls := make(chan []admit.Submission, 2)
 	genErr := make(chan error, 1)
 	go func() {
 		defer close(calls)
-		var subs []ledger.Submission
+		var subs []admit.Submission
 		err := ledgertest.Stream(cfg, func(d ledgertest.Doc) error {
-			subs = append(subs, ledger.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
+			subs = append(subs, admit.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
 			if len(subs) == ledger.RebuildChunk {
 				calls <- subs
 				subs = nil
@@ -161,7 +162,7 @@ func BenchmarkScorecard30d(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error
-				if rep, err = Build(snap, l, w); err != nil {
+				if rep, err = Build(snap, w); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,16 +1,12 @@
 package scorecard
 
 import (
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/index"
-	"github.com/proofledger/ledger/ledger"
 )
 
 // Counts are the sums a scorecard is computed from: what index.Totals
@@ -203,12 +199,6 @@ type Window struct {
 // filtered reports whether the window selects bundles by policy or mode.
 func (w Window) filtered() bool { return w.Filter.Policy != nil || w.Filter.Mode >= 0 }
 
-// Events reads events by sequence number; *ledger.Ledger implements it.
-// Build needs it to attribute rollbacks under a filter.
-type Events interface {
-	Event(seq int64, withData bool) (*ledger.Event, error)
-}
-
 // Report is a scorecard: the window, the metrics and the acceptance
 // criteria.
 type Report struct {
@@ -222,20 +212,15 @@ type Report struct {
 	DaysRead, BundlesRead int
 }
 
-// Build computes the scorecard of the bundles in w. ev is read only when w
-// filters by policy or mode, to attribute rollbacks; it may be nil
-// otherwise.
-func Build(r index.Reader, ev Events, w Window) (*Report, error) {
+// Build computes the scorecard of the bundles in w.
+func Build(r index.Reader, w Window) (*Report, error) {
 	t, err := index.Aggregate(r, w.Since, w.Until, w.Filter)
 	if err != nil {
 		return nil, fmt.Errorf("scorecard: %w", err)
 	}
 	c := CountsOf(t)
 	if w.filtered() {
-		if ev == nil {
-			return nil, errors.New("scorecard: a policy or mode filter needs the events to attribute rollbacks")
-		}
-		if c.Rollbacks, c.RollbacksClean, err = filteredRollbacks(r, ev, w); err != nil {
+		if c.Rollbacks, c.RollbacksClean, err = filteredRollbacks(r, w); err != nil {
 			return nil, fmt.Errorf("scorecard: %w", err)
 		}
 	}
@@ -248,19 +233,14 @@ func Build(r index.Reader, ev Events, w Window) (*Report, error) {
 }
 
 // filteredRollbacks counts the window's rollbacks whose preceding bundle
-// matches the filter. Rollbacks are rare, so following each one's task
-// links back to a bundle costs a few point reads each.
-func filteredRollbacks(r index.Reader, ev Events, w Window) (n, clean int64, err error) {
+// (recorded with each rollback by the index) matches the filter.
+func filteredRollbacks(r index.Reader, w Window) (n, clean int64, err error) {
 	rbs, err := index.Rollbacks(r, w.Since, w.Until)
 	if err != nil {
 		return 0, 0, err
 	}
 	for _, rb := range rbs {
-		b, err := precedingBundle(ev, rb.Seq)
-		if err != nil {
-			return 0, 0, fmt.Errorf("rollback event %d: %w", rb.Seq, err)
-		}
-		if b == nil || !matches(w.Filter, b) {
+		if !rb.Matches(w.Filter) {
 			continue
 		}
 		n++
@@ -269,39 +249,6 @@ func filteredRollbacks(r index.Reader, ev Events, w Window) (n, clean int64, err
 		}
 	}
 	return n, clean, nil
-}
-
-// precedingBundle follows an event's task_previous links back to the
-// first witness bundle; nil when there is none.
-func precedingBundle(ev Events, seq int64) (*ledger.Event, error) {
-	e, err := ev.Event(seq, false)
-	for err == nil {
-		var prev *ledger.Link
-		for i := range e.Links {
-			if e.Links[i].Rel == ledger.RelTaskPrevious {
-				prev = &e.Links[i]
-			}
-		}
-		if prev == nil || prev.Seq >= e.Seq {
-			return nil, nil
-		}
-		if e, err = ev.Event(prev.Seq, false); err == nil && e.Kind == codec.KindRVWW {
-			return e, nil
-		}
-	}
-	return nil, err
-}
-
-// matches applies a filter to a bundle event's recorded policy and mode.
-func matches(f index.Filter, b *ledger.Event) bool {
-	pv, _ := b.Attrs.Get("policy")
-	policy, _ := pv.Str()
-	mv, _ := b.Attrs.Get("mode")
-	mode, _ := mv.Int64()
-	if f.Policy != nil && policy != hex.EncodeToString(f.Policy) {
-		return false
-	}
-	return f.Mode < 0 || mode == int64(f.Mode)
 }
 
 // Dollars writes microdollars as dollars with at least two decimals and

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/proofledger/ledger/codec/keys"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 )
 
 const exitRefused = 5
@@ -39,34 +37,18 @@ func appendCommand(e *env) *cli.Command {
 	}
 }
 
-// readTrustedSigners reads one public key per line, in any spelling
-// keys.ParsePublicKey accepts; blank lines and # comments are skipped.
+// readTrustedSigners reads a trusted-signers file (admit.ReadTrustedSigners).
 func readTrustedSigners(path string) (map[string]bool, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	out := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		pub, err := keys.ParsePublicKey(s)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
-		}
-		out[keys.SignerID(pub)] = true
-	}
-	return out, sc.Err()
+	return admit.ReadTrustedSigners(f)
 }
 
 func runAppend(c *cli.Context, e *env) error {
-	var opts ledger.AppendOptions
+	var opts admit.Options
 	opts.AllowUnsigned = c.Bool("allow-unsigned")
 	for _, p := range c.StringSlice("hmac-key-file") {
 		k, err := keys.LoadHMACKey(p)
@@ -95,13 +77,13 @@ func runAppend(c *cli.Context, e *env) error {
 		return err
 	}
 	defer l.Close()
-	docs := make([]ledger.DocRef, len(refs))
+	docs := make([]admit.DocRef, len(refs))
 	var stdin []byte
 	var stdinErr error
 	stdinRead := false
 	for i, r := range refs {
 		r := r
-		docs[i] = ledger.DocRef{Name: r.name, Load: func() ([]byte, error) {
+		docs[i] = admit.DocRef{Name: r.name, Load: func() ([]byte, error) {
 			switch {
 			case r.err != nil:
 				return nil, r.err
@@ -118,7 +100,7 @@ func runAppend(c *cli.Context, e *env) error {
 	}
 	worst := exitOK
 	asJSON := c.Bool("json")
-	err = l.AppendStream(c.Context, docs, ledger.StreamOptions{AppendOptions: opts, MaxEvents: batch}, func(o ledger.Outcome) error {
+	err = l.AppendStream(c.Context, docs, admit.StreamOptions{Options: opts, MaxEvents: batch}, func(o ledger.Outcome) error {
 		worst = worse(worst, outcomeExit(o))
 		return writeOutcome(e, asJSON, o)
 	})

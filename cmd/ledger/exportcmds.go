@@ -13,6 +13,7 @@ import (
 
 	"github.com/proofledger/ledger/codec/keys"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 )
 
 func exportCommand(e *env) *cli.Command {
@@ -105,7 +106,7 @@ func importCommand(e *env) *cli.Command {
 			if c.NArg() != 1 {
 				return usageErrorf("import takes one FILE (or - for standard input)")
 			}
-			var opts ledger.ImportOptions
+			var opts admit.ImportOptions
 			for _, p := range c.StringSlice("hmac-key-file") {
 				k, err := keys.LoadHMACKey(p)
 				if err != nil {
@@ -132,7 +133,7 @@ func importCommand(e *env) *cli.Command {
 			}
 			opts.Logger, opts.Projectors = e.log, ledgerProjectors()
 			dir := c.String("dir")
-			st, err := ledger.Import(c.Context, dir, r, opts)
+			st, err := admit.Import(c.Context, dir, r, opts)
 			switch {
 			case errors.Is(err, ledger.ErrNotLedger):
 				return usageErrorf("import into %s: %v", dir, err)

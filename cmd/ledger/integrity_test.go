@@ -123,7 +123,7 @@ func be8(n uint64) []byte {
 func TestEditedDocumentNotServed(t *testing.T) {
 	dir, _ := integrityLedger(t)
 	editStore(t, dir, func(db *pebble.DB) error {
-		k := append([]byte("p/"), be8(4)...)
+		k := append([]byte("doc/"), be8(4)...)
 		v, closer, err := db.Get(k)
 		if err != nil {
 			return err
@@ -165,7 +165,7 @@ func TestEditedDocumentNotServed(t *testing.T) {
 func TestEditedLeafNotProven(t *testing.T) {
 	dir, _ := integrityLedger(t)
 	editStore(t, dir, func(db *pebble.DB) error {
-		k := append([]byte("e/"), be8(4)...)
+		k := append([]byte("leaf/"), be8(4)...)
 		v, closer, err := db.Get(k)
 		if err != nil {
 			return err

@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/proofledger/ledger/codec/keys"
-	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/registry"
 )
 
 func keyCommand(e *env) *cli.Command {
@@ -28,7 +28,7 @@ func keyCommand(e *env) *cli.Command {
 						return usageErrorf("%s: %v", c.Args().Get(1), pathless(err))
 					}
 					k.Name = c.Args().Get(0)
-					if err := ledger.ValidKeyName(k.Name); err != nil {
+					if err := registry.ValidKeyName(k.Name); err != nil {
 						return usageErrorf("%v", err)
 					}
 					l, err := openLedger(c, e, false)
@@ -36,15 +36,15 @@ func keyCommand(e *env) *cli.Command {
 						return err
 					}
 					defer l.Close()
-					added, err := l.AddHMACKey(k)
+					added, err := l.Registry().AddHMACKey(k)
 					if err != nil {
 						return usageErrorf("%v", err)
 					}
 					if !added {
-						fmt.Fprintf(e.stdout, "HMAC key %q (%s) is already registered\n", k.Name, ledger.HMACKeyID(k.Secret))
+						fmt.Fprintf(e.stdout, "HMAC key %q (%s) is already registered\n", k.Name, registry.KeyID(k.Secret))
 						return nil
 					}
-					fmt.Fprintf(e.stdout, "registered HMAC key %q (%s)\n", k.Name, ledger.HMACKeyID(k.Secret))
+					fmt.Fprintf(e.stdout, "registered HMAC key %q (%s)\n", k.Name, registry.KeyID(k.Secret))
 					return nil
 				},
 			},

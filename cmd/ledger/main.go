@@ -131,7 +131,6 @@ func newApp(e *env) *cli.App {
 			keyCommand(e),
 			exportCommand(e),
 			importCommand(e),
-			benchCommand(e),
 			scorecardCommand(e),
 			trendCommand(e),
 			reputationCommand(e),

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/codec/governance"
+	"github.com/proofledger/ledger/ledger/registry"
 	"github.com/proofledger/ledger/scorecard"
 )
 
@@ -37,13 +36,9 @@ func policyCommand(e *env) *cli.Command {
 					if err != nil {
 						return exitf(exitMalformed, "%s: %v", path, pathless(err))
 					}
-					p, err := governance.ParsePolicy(data)
+					p, err := registry.ParsePolicyFile(data)
 					if err != nil {
-						var me *codec.MalformedError
-						if errors.As(err, &me) {
-							return exitf(exitMalformed, "%s: not a valid policy: %v", path, err)
-						}
-						return exitf(exitMalformed, "%s: %v", path, err)
+						return exitf(exitMalformed, "%s: not a valid policy: %v", path, err)
 					}
 					if d, ok := governance.DefaultByHash(p.Hash()); ok {
 						fmt.Fprintf(e.stdout, "%s is the default policy %q (%s), always known: nothing to register\n", path, d.Name, d.HashString())
@@ -54,20 +49,15 @@ func policyCommand(e *env) *cli.Command {
 						return err
 					}
 					defer l.Close()
-					before, err := l.Policies()
+					added, err := l.Registry().AddPolicy(p)
 					if err != nil {
-						return exitf(exitInternal, "%w", err)
-					}
-					if err := l.AddPolicy(p); err != nil {
 						return exitf(exitInternal, "register policy: %w", err)
 					}
-					verb := "registered"
-					for _, q := range before {
-						if q.Hash() == p.Hash() {
-							verb = "re-registered"
-						}
+					if !added {
+						fmt.Fprintf(e.stdout, "policy %s %s (%s) is already registered\n", policyName(p), p.HashString(), policyTerms(p))
+						return nil
 					}
-					fmt.Fprintf(e.stdout, "%s policy %s %s (%s)\n", verb, policyName(p), p.HashString(), policyTerms(p))
+					fmt.Fprintf(e.stdout, "registered policy %s %s (%s)\n", policyName(p), p.HashString(), policyTerms(p))
 					return nil
 				},
 			},
@@ -87,26 +77,15 @@ func policyCommand(e *env) *cli.Command {
 						return err
 					}
 					defer l.Close()
-					registered, err := l.Policies()
+					all, err := l.Registry().All()
 					if err != nil {
 						return exitf(exitInternal, "%w", err)
 					}
-					type entry struct {
-						p      governance.Policy
-						source string
-					}
-					var all []entry
-					for _, p := range governance.Defaults() {
-						all = append(all, entry{p, "default"})
-					}
-					for _, p := range registered {
-						all = append(all, entry{p, "registered"})
-					}
 					if c.Bool("json") {
 						for _, en := range all {
-							p := en.p
+							p := en.Policy
 							j := policyJSON{Name: p.Name, Hash: p.HashString(), Mode: p.Mode.String(), Allow: orEmpty(p.Allow), Deny: orEmpty(p.Deny),
-								MaxCostMicrodollars: p.MaxCostMicrodollars, MaxToolCalls: p.MaxToolCalls, Source: en.source}
+								MaxCostMicrodollars: p.MaxCostMicrodollars, MaxToolCalls: p.MaxToolCalls, Source: string(en.Source)}
 							if err := writeJSONLine(e.stdout, j); err != nil {
 								return err
 							}
@@ -116,9 +95,9 @@ func policyCommand(e *env) *cli.Command {
 					header := []string{"name", "hash", "mode", "max cost", "max calls", "allow", "deny", "source"}
 					var rows [][]string
 					for _, en := range all {
-						p := en.p
+						p := en.Policy
 						rows = append(rows, []string{policyName(p), p.HashString(), p.Mode.String(), scorecard.Dollars(int64(p.MaxCostMicrodollars)),
-							fmt.Sprint(p.MaxToolCalls), toolList(p.Allow), toolList(p.Deny), en.source})
+							fmt.Sprint(p.MaxToolCalls), toolList(p.Allow), toolList(p.Deny), string(en.Source)})
 					}
 					printTable(e.stdout, "", header, rows, []bool{false, false, false, true, true, false, false, false})
 					return nil

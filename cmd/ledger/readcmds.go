@@ -156,43 +156,26 @@ func logCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			kind := codec.Kind(c.String("kind"))
-			switch kind {
-			case "", codec.KindVRF, codec.KindAVIRAttestation, codec.KindAVIRSpec, codec.KindRVWW, ledger.KindRollback:
-			default:
-				return usageErrorf("--kind %q: want vrf, avir-attestation, avir-spec, rvww or rollback", kind)
+			q := ledger.Query{Since: since, Until: until, Limit: c.Int("limit")}
+			if k := c.String("kind"); k != "" {
+				if q.Kind, err = ledger.ParseKind(k); err != nil {
+					return usageErrorf("--kind: %v", err)
+				}
 			}
-			if c.Int("limit") < 0 {
-				return usageErrorf("--limit must not be negative")
+			if err := q.Validate(); err != nil {
+				return usageErrorf("%v", err)
 			}
 			l, err := openLedger(c, e, true)
 			if err != nil {
 				return err
 			}
 			defer l.Close()
-			var from int64
-			if !since.IsZero() {
-				if from, err = l.FirstAt(since); err != nil {
-					return exitf(exitInternal, "%w", err)
-				}
-			}
-			n, limit := 0, c.Int("limit")
-			err = l.Scan(from, false, func(ev *ledger.Event) (bool, error) {
-				if !until.IsZero() && !ev.AppendedAt.Before(until) {
-					return false, nil
-				}
-				if kind != "" && ev.Kind != kind {
-					return true, nil
-				}
+			err = l.Log(c.Context, q, func(ev *ledger.Event) (bool, error) {
 				if c.Bool("json") {
-					if err := writeJSONLine(e.stdout, toEventJSON(ev)); err != nil {
-						return false, err
-					}
-				} else {
-					writeEventLine(e.stdout, ev)
+					return true, writeJSONLine(e.stdout, toEventJSON(ev))
 				}
-				n++
-				return limit == 0 || n < limit, nil
+				writeEventLine(e.stdout, ev)
+				return true, nil
 			})
 			if err != nil {
 				return exitf(exitInternal, "%w", err)

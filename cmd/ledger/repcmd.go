@@ -41,13 +41,13 @@ func reputationCommand(e *env) *cli.Command {
 			now := time.Now()
 			at := now
 			if s := c.String("at"); s != "" {
-				t, err := parseTimeArg(s, now)
+				t, err := ledger.ParseTime(s, now)
 				if err != nil {
 					return usageErrorf("--at: %v", err)
 				}
 				at = t.UTC()
 			}
-			since, _, err := timeFlags(c, now)
+			since, _, err := parseWindow(c, now)
 			if err != nil {
 				return err
 			}

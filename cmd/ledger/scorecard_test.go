@@ -560,7 +560,7 @@ func TestProjectionCommandErrors(t *testing.T) {
 	if !strings.HasPrefix(out, `registered policy "twin" `) {
 		t.Errorf("policy add: %s", out)
 	}
-	if out := mustRun(t, exitOK, "policy", "add", a, "--dir", dir); !strings.HasPrefix(out, "re-registered") {
+	if out := mustRun(t, exitOK, "policy", "add", a, "--dir", dir); !strings.HasPrefix(out, `policy "twin" `) || !strings.Contains(out, "is already registered") {
 		t.Errorf("policy add again: %s", out)
 	}
 	mustRun(t, exitOK, "policy", "add", b, "--dir", dir)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,6 +15,8 @@ import (
 	"github.com/proofledger/ledger/codec/governance"
 	"github.com/proofledger/ledger/index"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
+	"github.com/proofledger/ledger/ledger/registry"
 	"github.com/proofledger/ledger/scorecard"
 )
 
@@ -23,37 +26,16 @@ const exitNotAccepted = 6
 
 // openQuery opens the ledger read-only for a query of its projections and
 // refuses projections that an interrupted rebuild left incomplete.
-func openQuery(c *cli.Context, e *env) (*ledger.Ledger, *ledger.Snapshot, error) {
+func openQuery(c *cli.Context, e *env) (*admit.Ledger, *ledger.Snapshot, error) {
 	l, err := openLedger(c, e, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	if l.ProjectionsStale() {
+	if l.Stale() {
 		l.Close()
-		return nil, nil, exitf(exitInternal, "%v", ledger.ErrStaleProjections)
+		return nil, nil, exitf(exitInternal, "%v: run ledger rebuild", ledger.ErrStale)
 	}
 	return l, l.Snapshot(), nil
-}
-
-// timeFlags reads --since and --until (either may be absent) and checks
-// that the window is not empty.
-func timeFlags(c *cli.Context, now time.Time) (since, until time.Time, err error) {
-	for _, f := range []struct {
-		name string
-		to   *time.Time
-	}{{"since", &since}, {"until", &until}} {
-		if s := c.String(f.name); s != "" {
-			t, err := parseTimeArg(s, now)
-			if err != nil {
-				return since, until, usageErrorf("--%s: %v", f.name, err)
-			}
-			*f.to = t.UTC()
-		}
-	}
-	if !since.IsZero() && !until.IsZero() && !until.After(since) {
-		return since, until, usageErrorf("--until %s is not after --since %s", formatTime(until), formatTime(since))
-	}
-	return since, until, nil
 }
 
 func sinceFlag(what string) cli.Flag {
@@ -64,45 +46,21 @@ func untilFlag(what string) cli.Flag {
 	return &cli.StringFlag{Name: "until", Usage: "only " + what + " before T"}
 }
 
-// resolvePolicy reads --policy: 16 hex digits of a policy hash, or the name
-// of a default policy (restricted, approved, autonomous) or of a
-// registered one. It returns the hash and how to name it.
-func resolvePolicy(l *ledger.Ledger, arg string) ([]byte, string, error) {
+// resolvePolicy reads --policy (registry.ResolvePolicy).
+func resolvePolicy(l *admit.Ledger, arg string) ([]byte, string, error) {
 	if arg == "" {
 		return nil, "", nil
 	}
-	registered, err := l.Policies()
-	if err != nil {
+	h, label, err := l.Registry().ResolvePolicy(arg)
+	switch {
+	case errors.Is(err, registry.ErrUnknownPolicy):
+		return nil, "", usageErrorf("--policy: %v (see ledger policy list)", err)
+	case errors.Is(err, registry.ErrAmbiguous):
+		return nil, "", usageErrorf("--policy: %v", err)
+	case err != nil:
 		return nil, "", exitf(exitInternal, "%w", err)
 	}
-	all := append(governance.Defaults(), registered...)
-	if h, err := hex.DecodeString(strings.ToLower(arg)); err == nil && len(h) == 8 {
-		label := hex.EncodeToString(h)
-		for _, p := range all {
-			if p.HashString() == label && p.Name != "" {
-				return h, fmt.Sprintf("%s (%s)", label, p.Name), nil
-			}
-		}
-		return h, label + " (not a known policy)", nil
-	}
-	var found []governance.Policy
-	for _, p := range all {
-		if p.Name == arg {
-			found = append(found, p)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return nil, "", usageErrorf("--policy %q: no policy has that name or hash (see ledger policy list)", arg)
-	case 1:
-		h := found[0].Hash()
-		return h[:], fmt.Sprintf("%s (%s)", found[0].HashString(), arg), nil
-	}
-	hashes := make([]string, len(found))
-	for i, p := range found {
-		hashes[i] = p.HashString()
-	}
-	return nil, "", usageErrorf("--policy %q: %d policies have that name (%s); give the hash", arg, len(found), strings.Join(hashes, ", "))
+	return h, label, nil
 }
 
 // resolveMode reads --mode: restricted, approved, autonomous, or a mode
@@ -144,7 +102,7 @@ func scorecardCommand(e *env) *cli.Command {
 			if c.NArg() != 0 {
 				return usageErrorf("scorecard takes no arguments")
 			}
-			since, until, err := timeFlags(c, time.Now())
+			since, until, err := parseWindow(c, time.Now())
 			if err != nil {
 				return err
 			}
@@ -163,7 +121,7 @@ func scorecardCommand(e *env) *cli.Command {
 				return err
 			}
 			w := scorecard.Window{Since: since, Until: until, Filter: index.Filter{Policy: policy, Mode: mode}}
-			rep, err := scorecard.Build(snap, l, w)
+			rep, err := scorecard.Build(snap, w)
 			if err != nil {
 				return exitf(exitInternal, "%w", err)
 			}
@@ -318,7 +276,7 @@ func trendCommand(e *env) *cli.Command {
 					return usageErrorf("--plot: %v", err)
 				}
 			}
-			since, until, err := timeFlags(c, time.Now())
+			since, until, err := parseWindow(c, time.Now())
 			if err != nil {
 				return err
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/proofledger/ledger/codec/vrf"
 	"github.com/proofledger/ledger/index/attrs"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 )
 
@@ -30,9 +31,9 @@ const root = "../../testdata"
 
 // files returns the submissions of every file under dir (recursively),
 // sorted by path.
-func files(t *testing.T, dir string) []ledger.Submission {
+func files(t *testing.T, dir string) []admit.Submission {
 	t.Helper()
-	var subs []ledger.Submission
+	var subs []admit.Submission
 	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -46,7 +47,7 @@ func files(t *testing.T, dir string) []ledger.Submission {
 		if err != nil {
 			return err
 		}
-		subs = append(subs, ledger.Submission{Name: p, Data: data})
+		subs = append(subs, admit.Submission{Name: p, Data: data})
 		return nil
 	})
 	if err != nil {
@@ -77,7 +78,7 @@ func TestOfMatchesLedger(t *testing.T) {
 	if err := ledger.Init(dir, ledger.InitOptions{Origin: "attrs.test"}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.Open(dir, ledger.Options{})
+	l, err := admit.Open(dir, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,22 +91,22 @@ func TestOfMatchesLedger(t *testing.T) {
 	}
 	hmac := []keys.HMACKey{hmacKey(t, "vectors/rvww/hmac_key.txt"), hmacKey(t, "demo/hmac_key.bin")}
 	hmac = append(hmac, corpus.Keys.HMACKeys()...)
-	opts := ledger.AppendOptions{AllowUnsigned: true, HMACKeys: hmac}
+	opts := admit.Options{AllowUnsigned: true, HMACKeys: hmac}
 
-	var generated, rollbacks []ledger.Submission
+	var generated, rollbacks []admit.Submission
 	rbKey := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32))
 	for i, d := range corpus.Docs {
-		generated = append(generated, ledger.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
+		generated = append(generated, admit.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
 		if d.Kind == codec.KindRVWW && i%7 == 0 {
 			doc, err := rollback.Sign(d.Subject, i%2 == 0, d.Time.Add(time.Minute), "test rollback", rbKey)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rollbacks = append(rollbacks, ledger.Submission{Name: "rollback-" + d.Name, Data: doc})
+			rollbacks = append(rollbacks, admit.Submission{Name: "rollback-" + d.Name, Data: doc})
 		}
 	}
 	// Rollbacks follow the bundles of their tasks.
-	calls := [][]ledger.Submission{
+	calls := [][]admit.Submission{
 		crafted(t), files(t, "vrf"), files(t, "avir"), files(t, "rvww"), files(t, "vectors"),
 		files(t, "demo/vrf"), files(t, "demo/avir"), files(t, "demo/rvww"), files(t, "demo/rollback"),
 		generated, rollbacks,
@@ -123,7 +124,7 @@ func TestOfMatchesLedger(t *testing.T) {
 		}
 	}
 
-	policies, err := l.Policies()
+	policies, err := l.Registry().Policies()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +137,10 @@ func TestOfMatchesLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := l.Inspector().Inspect(ev.Data, iopts)
+		if ev.Attrs.Len() == 0 && attrs.Of(res).Len() == 0 {
+			kinds[ev.Kind]++
+			continue // no facts: the leaf omits attrs
+		}
 		stored, mine := canonjson.Canonical(ev.Attrs), canonjson.Canonical(attrs.Of(res))
 		if !bytes.Equal(stored, mine) {
 			t.Errorf("event %d (%s): the ledger stored attrs\n%s\nOf gives\n%s", seq, ev.Kind, stored, mine)
@@ -221,9 +226,9 @@ func TestOfMatchesLedger(t *testing.T) {
 // crafted returns unsigned documents of what the sample files lack:
 // receipts without a task type, and bundles with unknown outcome bytes
 // (under a known policy and under an unknown one, with an unknown mode).
-func crafted(t *testing.T) []ledger.Submission {
+func crafted(t *testing.T) []admit.Submission {
 	t.Helper()
-	var subs []ledger.Submission
+	var subs []admit.Submission
 	at := time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
 	for i, statuses := range [][]string{{"pass", "pass"}, {"fail"}, {"pass", "fail"}, {"pass", "error"}, nil} {
 		d := vrf.Draft{
@@ -239,7 +244,7 @@ func crafted(t *testing.T) []ledger.Submission {
 		if err != nil {
 			t.Fatal(err)
 		}
-		subs = append(subs, ledger.Submission{Name: fmt.Sprintf("crafted-receipt-%d", i), Data: canonjson.Canonical(doc)})
+		subs = append(subs, admit.Submission{Name: fmt.Sprintf("crafted-receipt-%d", i), Data: canonjson.Canonical(doc)})
 	}
 	// An attestation without a verification level.
 	data, err := os.ReadFile(filepath.Join(root, "avir/verified_unsigned.attestation.json"))
@@ -250,7 +255,7 @@ func crafted(t *testing.T) []ledger.Submission {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs = append(subs, ledger.Submission{Name: "crafted-attestation", Data: canonjson.Indent(doc.Without("verification_level"))})
+	subs = append(subs, admit.Submission{Name: "crafted-attestation", Data: canonjson.Indent(doc.Without("verification_level"))})
 
 	restricted := governance.Restricted()
 	for i, c := range []struct {
@@ -275,7 +280,7 @@ func crafted(t *testing.T) []ledger.Submission {
 		if err != nil {
 			t.Fatal(err)
 		}
-		subs = append(subs, ledger.Submission{Name: fmt.Sprintf("crafted-bundle-%d", i), Data: data})
+		subs = append(subs, admit.Submission{Name: fmt.Sprintf("crafted-bundle-%d", i), Data: data})
 	}
 	return subs
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/proofledger/ledger/codec/inspect"
 	"github.com/proofledger/ledger/codec/rvww"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 )
 
@@ -297,19 +298,19 @@ func TestAppendsToLedger(t *testing.T) {
 	if err := ledger.Init(dir, ledger.InitOptions{Origin: "ledgertest.example/log", Key: c.Keys.Verifiers[0]}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.Open(dir, ledger.Options{})
+	l, err := admit.Open(dir, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	opts := ledger.AppendOptions{HMACKeys: c.Keys.HMACKeys(), TrustedSigners: c.Keys.TrustedSigners()}
+	opts := admit.Options{HMACKeys: c.Keys.HMACKeys(), TrustedSigners: c.Keys.TrustedSigners()}
 	ctx := context.Background()
 	const batch = 64
 	lastOfAgent := map[string]string{}
 	for i := 0; i < len(c.Docs); i += batch {
-		var subs []ledger.Submission
+		var subs []admit.Submission
 		for _, d := range c.Docs[i:min(i+batch, len(c.Docs))] {
-			subs = append(subs, ledger.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
+			subs = append(subs, admit.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
 			if d.Kind == codec.KindVRF {
 				lastOfAgent[d.Subject] = d.ID
 			}
@@ -337,7 +338,7 @@ func TestAppendsToLedger(t *testing.T) {
 		}
 	}
 	// Appending the corpus again is all replays.
-	out, err := l.Append(ctx, []ledger.Submission{{Name: c.Docs[0].Name, Data: c.Docs[0].Data}}, opts)
+	out, err := l.Append(ctx, []admit.Submission{{Name: c.Docs[0].Name, Data: c.Docs[0].Data}}, opts)
 	if err != nil || out[0].Status != ledger.StatusReplay {
 		t.Fatalf("append again: %v %+v", err, out)
 	}

@@ -1,6 +1,6 @@
-//go:build !linux
+//go:build benchmove && !linux
 
-package main
+package bench
 
 import "os"
 

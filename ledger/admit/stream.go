@@ -1,7 +1,9 @@
-package ledger
+package admit
 
 import (
 	"context"
+
+	"github.com/proofledger/ledger/ledger"
 )
 
 // DocRef names a document to append and reads it when asked (possibly
@@ -14,7 +16,7 @@ type DocRef struct {
 
 // StreamOptions configure AppendStream.
 type StreamOptions struct {
-	AppendOptions
+	Options
 	// MaxEvents and MaxBytes bound one chunk, which is one Append call and
 	// so one durable batch at most (defaults 4096 documents, 64 MiB).
 	MaxEvents int
@@ -28,9 +30,9 @@ type StreamOptions struct {
 // ledger yet is held back and tried again after the others (its
 // predecessor may come in a later chunk), until a round appends nothing;
 // its outcome is reported then. A document that cannot be loaded is
-// reported as rejected (RejectMalformed) with the load error. The error is
-// the ledger's own failure, or report's.
-func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOptions, report func(Outcome) error) error {
+// reported as rejected (ledger.RejectMalformed) with the load error. The
+// error is the ledger's own failure, or report's.
+func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOptions, report func(ledger.Outcome) error) error {
 	maxN, maxB := opts.MaxEvents, opts.MaxBytes
 	if maxN <= 0 {
 		maxN = 4096
@@ -39,9 +41,9 @@ func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOpt
 		maxB = 64 << 20
 	}
 	pending := docs
-	for round := 0; len(pending) > 0; round++ {
+	for len(pending) > 0 {
 		var waiting []DocRef
-		var last []Outcome // outcomes of the waiting, reported if nothing progresses
+		var last []ledger.Outcome // outcomes of the waiting, reported if nothing progresses
 		appended := 0
 		for start := 0; start < len(pending); {
 			var subs []Submission
@@ -53,7 +55,7 @@ func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOpt
 				end++
 				data, err := d.Load()
 				if err != nil {
-					o := Outcome{Name: d.Name, Status: StatusRejected, Seq: -1, Class: RejectMalformed, Reason: "cannot read: " + err.Error()}
+					o := ledger.Outcome{Name: d.Name, Status: ledger.StatusRejected, Seq: -1, Class: ledger.RejectMalformed, Reason: "cannot read: " + err.Error()}
 					if err := report(o); err != nil {
 						return err
 					}
@@ -67,7 +69,7 @@ func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOpt
 			if len(subs) == 0 {
 				continue
 			}
-			out, err := l.AppendWithRetry(ctx, subs, opts.AppendOptions)
+			out, err := l.AppendWithRetry(ctx, subs, opts.Options)
 			if err != nil {
 				return err
 			}
@@ -77,7 +79,7 @@ func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOpt
 					last = append(last, o)
 					continue
 				}
-				if o.Status == StatusAppended {
+				if o.Status == ledger.StatusAppended {
 					appended++
 				}
 				if err := report(o); err != nil {

@@ -1,4 +1,6 @@
-package main
+//go:build benchmove
+
+package bench
 
 import (
 	"bufio"

@@ -1,0 +1,317 @@
+package admit
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/codec/inspect"
+	"github.com/proofledger/ledger/codec/keys"
+	"github.com/proofledger/ledger/index/attrs"
+	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/registry"
+	"github.com/proofledger/ledger/proof"
+)
+
+// Ledger is a ledger store opened with the admission layer: documents go
+// in (decoded, verified, trusted, placed in their chains), events come out.
+// Every read of the store is its embedded *ledger.Ledger's.
+type Ledger struct {
+	*ledger.Ledger
+	reg *registry.Registry
+	ins *inspect.Inspector
+	// prep holds one token per core: decoding and verifying take one, so
+	// that however many callers append at once, the sequencer and syncer
+	// goroutines find a core instead of queueing behind them.
+	prep chan struct{}
+}
+
+// Open opens the ledger in dir with the admission rules (Rules), in
+// addition to opts (whose Rules it sets).
+func Open(dir string, opts ledger.Options) (*Ledger, error) {
+	opts.Rules = Rules{}
+	l, err := ledger.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Wrap(l)
+}
+
+// Wrap adds the admission layer to a store opened with Rules.
+func Wrap(l *ledger.Ledger) (*Ledger, error) {
+	ins, err := inspect.New()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	return &Ledger{Ledger: l, reg: registry.New(l), ins: ins, prep: make(chan struct{}, runtime.GOMAXPROCS(0))}, nil
+}
+
+// Registry returns the ledger's registered HMAC keys and policies.
+func (l *Ledger) Registry() *registry.Registry { return l.reg }
+
+// Inspector returns the ledger's document inspector.
+func (l *Ledger) Inspector() *inspect.Inspector { return l.ins }
+
+// Submission is one document offered for appending.
+type Submission struct {
+	// Name is how messages refer to the document (its file name, "-").
+	Name string
+	// Data is the document's original bytes; the ledger stores them as given.
+	Data []byte
+	// Arrival is when the document arrived; zero means now. Replicas fed
+	// the same ordered submissions with the same arrival times end
+	// byte-identical.
+	Arrival time.Time
+}
+
+// Options are the trust settings of one Append call.
+type Options struct {
+	// AllowUnsigned admits documents that carry no signature.
+	AllowUnsigned bool
+	// HMACKeys are tried on signed witness bundles, after the keys
+	// registered in the ledger.
+	HMACKeys []keys.HMACKey
+	// TrustedSigners, when not nil, restricts Ed25519-signed documents to
+	// these signers ("ed25519:<hex>").
+	TrustedSigners map[string]bool
+}
+
+// candidate is a decoded, verified submission on its way to the store.
+type candidate struct {
+	idx   int
+	entry *ledger.Entry
+	facts *facts
+}
+
+// Append decodes, verifies and appends the submissions, in chain order
+// within the call (a receipt after the receipt it continues, whatever
+// order the caller gave). It returns one Outcome per submission in the
+// caller's order. Appended events are durable before Append returns. The
+// error is non-nil only when the ledger itself failed (or ctx ended), not
+// when a document was refused; ledger.ErrPushback means the sequencer's
+// queue is full.
+func (l *Ledger) Append(ctx context.Context, subs []Submission, opts Options) ([]ledger.Outcome, error) {
+	if l.ReadOnly() {
+		if err := l.Damage(); err != nil {
+			return nil, err
+		}
+		return nil, ledger.ErrReadOnly
+	}
+	out := make([]ledger.Outcome, len(subs))
+	regKeys, err := l.reg.HMACKeys()
+	if err != nil {
+		return nil, err
+	}
+	pols, err := l.reg.Policies()
+	if err != nil {
+		return nil, err
+	}
+	iopts := inspect.Options{HMACKeys: append(regKeys, opts.HMACKeys...), Policies: pols}
+	now := time.Now()
+	// Decoding and verifying is the costly, stateless part: spread it over
+	// the cores, keeping the caller's order.
+	prepared := make([]*candidate, len(subs))
+	workers := min(runtime.GOMAXPROCS(0), len(subs))
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	var failed atomic.Pointer[error]
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(subs) {
+					return
+				}
+				select {
+				case l.prep <- struct{}{}:
+				case <-ctx.Done():
+					return // Append reports ctx.Err()
+				}
+				var err error
+				prepared[i], out[i], err = l.prepare(i, subs[i], iopts, opts, now)
+				<-l.prep
+				if err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p := failed.Load(); p != nil {
+		return nil, *p
+	}
+	var cands []*candidate
+	for _, c := range prepared {
+		if c != nil {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return out, nil
+	}
+	cands = chainOrder(cands)
+	entries := make([]*ledger.Entry, len(cands))
+	for i, c := range cands {
+		entries[i] = c.entry
+	}
+	res, err := l.Ledger.Append(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cands {
+		out[c.idx] = res[i]
+	}
+	return out, nil
+}
+
+// AppendWithRetry is Append that waits and retries, with capped
+// exponential backoff, while the sequencer pushes back.
+func (l *Ledger) AppendWithRetry(ctx context.Context, subs []Submission, opts Options) ([]ledger.Outcome, error) {
+	delay := time.Millisecond
+	for {
+		out, err := l.Append(ctx, subs, opts)
+		if err != ledger.ErrPushback {
+			return out, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+// prepare decodes and verifies one submission and applies the trust rules
+// that need no log order. A refusal is an Outcome and a nil candidate;
+// the error is the store's own failure.
+func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Options, now time.Time) (*candidate, ledger.Outcome, error) {
+	o := ledger.Outcome{Name: s.Name, Status: ledger.StatusRejected, Seq: -1}
+	// A byte-identical copy of a stored document is a replay whatever the
+	// trust settings: one point lookup in the durable log, no decoding.
+	if seq, kind, id, found, err := l.LookupDigest(sha256.Sum256(s.Data)); err != nil {
+		return nil, o, err
+	} else if found {
+		o.Kind, o.ID, o.Seq = kind, id, seq
+		o.Status = ledger.StatusReplay
+		o.Reason = fmt.Sprintf("already in the ledger as event %d", seq)
+		return nil, o, nil
+	}
+	res := l.ins.Inspect(s.Data, iopts)
+	o.Kind, o.ID = res.Kind, res.ID
+	switch res.Status {
+	case inspect.Malformed:
+		o.Class, o.Findings = ledger.RejectMalformed, res.Findings
+		o.Reason = findingsReason(res.Findings)
+		return nil, o, nil
+	case inspect.Invalid:
+		o.Class, o.Findings = ledger.RejectInvalid, res.Findings
+		o.Reason = findingsReason(res.Findings)
+		return nil, o, nil
+	}
+	signedKind := res.Kind != codec.KindAVIRSpec // specifications carry no signature
+	if signedKind && !res.Signed && !opts.AllowUnsigned {
+		o.Class = ledger.RejectTrust
+		o.Reason = "unsigned document (the ledger admits unsigned documents only when told to)"
+		return nil, o, nil
+	}
+	if res.Signed && opts.TrustedSigners != nil && strings.HasPrefix(res.Signer, "ed25519:") && !opts.TrustedSigners[res.Signer] {
+		o.Class = ledger.RejectTrust
+		o.Reason = fmt.Sprintf("signer %s is not in the trusted signers", res.Signer)
+		return nil, o, nil
+	}
+	if res.Bundle != nil && res.Signed {
+		// A bundle's signer is its key's fingerprint, not the key's local
+		// name, so that replicas with differently named key files agree.
+		res.Signer = hmacKeyID(res.Bundle.VerifiedKey(), iopts.HMACKeys)
+	}
+	arrival := s.Arrival
+	if arrival.IsZero() {
+		arrival = now
+	}
+	f := &facts{position: -1}
+	e := &ledger.Entry{Name: s.Name, Kind: res.Kind, ID: res.ID, Data: s.Data, Arrival: arrival, Facts: f,
+		Leaf: proof.Leaf{Subject: res.Subject, Signer: res.Signer, Time: res.Time, Position: -1, Attrs: attrs.Of(res)}}
+	switch {
+	case res.Receipt != nil:
+		r := res.Receipt
+		f.agent, f.prev = r.AgentID(), r.PreviousReceipt()
+		if p, ok := r.ChainPosition(); ok {
+			f.position = p
+		}
+		e.Leaf.Subject = "" // the chain rules decide the agent
+	case res.Bundle != nil:
+		f.task = res.Bundle.TaskUUID()
+	case res.Rollback != nil:
+		f.task = res.Rollback.TaskID
+	}
+	return &candidate{idx: i, entry: e, facts: f}, o, nil
+}
+
+func findingsReason(fs []codec.Finding) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// chainOrder orders candidates so that a receipt comes after the receipt it
+// continues when both are in the call; otherwise the caller's order stands.
+func chainOrder(cands []*candidate) []*candidate {
+	byID := make(map[string]*candidate)
+	for _, c := range cands {
+		if c.entry.Kind == codec.KindVRF {
+			byID[c.entry.ID] = c
+		}
+	}
+	out := make([]*candidate, 0, len(cands))
+	placed := make(map[*candidate]bool, len(cands))
+	visiting := make(map[*candidate]bool)
+	var place func(c *candidate)
+	place = func(c *candidate) {
+		if placed[c] || visiting[c] {
+			return // a cycle is broken here; the rules reject its members
+		}
+		visiting[c] = true
+		if p, ok := byID[c.facts.prev]; ok && c.facts.prev != "" {
+			place(p)
+		}
+		visiting[c] = false
+		placed[c] = true
+		out = append(out, c)
+	}
+	// Walk in the caller's order so unrelated documents keep it.
+	sorted := append([]*candidate(nil), cands...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].idx < sorted[j].idx })
+	for _, c := range sorted {
+		place(c)
+	}
+	return out
+}
+
+// hmacKeyID names the HMAC key that verified a bundle by its fingerprint
+// (registry.KeyID).
+func hmacKeyID(name string, ks []keys.HMACKey) string {
+	for _, k := range ks {
+		for _, c := range k.Candidates() {
+			if c.Name == name {
+				return registry.KeyID(c.Secret)
+			}
+		}
+	}
+	return ""
+}
