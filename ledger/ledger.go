@@ -269,8 +269,10 @@ func (l *Ledger) Size() int64 {
 // PebbleOptions returns the options the ledger opens its Pebble store
 // with: bloom filters on every level (identity point lookups stay O(1) in
 // practice), a 256 MB block cache, block compression, and Pebble's own
-// messages routed to logger at debug level. `ledger bench` opens its bare
-// Pebble stores, the limits of its figures, with the same options.
+// messages routed to logger at debug level. Benchmarks open the bare
+// Pebble stores they measure the ledger against (stores of their own,
+// never the ledger's) with the same options, so that the limit and the
+// figure meet the same engine.
 func PebbleOptions(logger *slog.Logger) *pebble.Options {
 	return pebbleOptions(pebbleLogger{l: logger})
 }

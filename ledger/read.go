@@ -445,6 +445,33 @@ func (l *Ledger) Checkpoint() ([]byte, error) {
 	return bytes.Clone(v.ckpt.note), nil
 }
 
+// Checkpoints calls fn, in size order, for every checkpoint the ledger
+// signed and kept, up to the durable size: the history a witness checks
+// consistency against (and the batch sizes the log was committed in).
+func (l *Ledger) Checkpoints(fn func(size int64, note []byte) (bool, error)) (err error) {
+	v, err := l.acquire()
+	if err != nil {
+		return err
+	}
+	defer l.releaseView(v)
+	it, err := viewIter(v, prefixCkpt, checkpointKey(v.size+1))
+	if err != nil {
+		return err
+	}
+	defer closeIter(it, &err)
+	for ok := it.First(); ok; ok = it.Next() {
+		size, err := decodeKeySeq(prefixCkpt, it.Key())
+		if err != nil {
+			return err
+		}
+		more, err := fn(size, bytes.Clone(it.Value()))
+		if err != nil || !more {
+			return err
+		}
+	}
+	return storeErr(it.Error())
+}
+
 // TreeHash returns the root of the tree of the first n durable events.
 func (l *Ledger) TreeHash(n int64) (tlog.Hash, error) {
 	v, err := l.acquire()
