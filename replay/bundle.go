@@ -222,7 +222,6 @@ func Bundle(b *rvww.Bundle, opts BundleOptions) (*BundleReport, error) {
 		}
 	}
 	var running uint32
-	calls := make([]governance.Call, len(b.Calls))
 	for i := range b.Calls {
 		c := &b.Calls[i]
 		running = satAdd32(running, c.CostMicrodollars)
@@ -241,9 +240,12 @@ func Bundle(b *rvww.Bundle, opts BundleOptions) (*BundleReport, error) {
 			row.OverCallBudget = i+1 > int(p.MaxToolCalls)
 		}
 		r.Calls = append(r.Calls, row)
-		calls[i] = governance.Call{Index: c.Index, Action: c.Action, Recorded: uint8(c.PolicyCheck), CostMicrodollars: c.CostMicrodollars}
 	}
 	if p != nil {
+		calls := make([]governance.Call, len(b.Calls))
+		for i, c := range b.Calls {
+			calls[i] = governance.Call{Index: c.Index, Action: c.Action, Recorded: uint8(c.PolicyCheck), CostMicrodollars: c.CostMicrodollars}
+		}
 		ev := governance.Evaluate(*p, uint8(h.Mode), calls)
 		r.Violations = append(r.Violations, ev.Violations...)
 		r.GovernanceFindings = append(r.GovernanceFindings, ev.Findings...)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/proofledger/ledger/codec/governance"
@@ -34,8 +33,10 @@ type fixture struct {
 	// "-" for no TEST_LOG section.
 	log        string
 	postmortem string
-	// spec replaces the task's spec when set.
-	spec string
+	// spec replaces the task's spec when set; editLog, when set, changes
+	// the test log (line endings, colour).
+	spec    string
+	editLog func([]byte) []byte
 	// want is the outcome check and runner replay must report.
 	want   Verdict
 	runner string
@@ -107,9 +108,9 @@ func fixtures(t testing.TB) []fixture {
 			log: "cargo_pass.log", postmortem: "The push to the fork timed out.", want: Contradicts, runner: "cargo test"},
 		// Claimed outcomes the log supports.
 		{name: "solved_pytest_ansi_pass", outcome: rvww.OutcomeSolved, policy: autonomous, task: invoiceTask,
-			log: "pytest_pass.log", want: Matches, runner: "pytest"},
+			log: "pytest_pass.log", editLog: colourPassed, want: Matches, runner: "pytest"},
 		{name: "solved_cargo_crlf", outcome: rvww.OutcomeSolved, policy: approved, task: pagerTask,
-			log: "cargo_pass.log", want: Matches, runner: "cargo test"},
+			log: "cargo_pass.log", editLog: crlf, want: Matches, runner: "cargo test"},
 		{name: "failed_maven_failures", outcome: rvww.OutcomeFailed, policy: approved, task: stockTask,
 			log: "maven_fail.log", postmortem: "loadFromDisk needs a fixture file the sandbox does not have.", want: Matches, runner: "junit"},
 		{name: "errored_cargo_compile_error", outcome: rvww.OutcomeErrored, policy: autonomous, task: pagerTask,
@@ -129,6 +130,12 @@ func fixtures(t testing.TB) []fixture {
 		{name: "solved_hostile_text", outcome: rvww.OutcomeSolved, policy: autonomous, task: pagerTask, spec: hostile,
 			log: "pytest_ansi.log", want: Contradicts, runner: "pytest"},
 	}
+}
+
+func crlf(log []byte) []byte { return bytes.ReplaceAll(log, []byte("\n"), []byte("\r\n")) }
+
+func colourPassed(log []byte) []byte {
+	return bytes.ReplaceAll(log, []byte(" passed in "), []byte(" \x1b[32mpassed\x1b[0m in "))
 }
 
 // build encodes a fixture, signed with the vectors' HMAC key.
@@ -154,11 +161,8 @@ func (f fixture) build(t testing.TB, seq int, key []byte) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasSuffix(f.name, "_crlf") {
-			data = bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
-		}
-		if strings.HasSuffix(f.name, "_ansi_pass") {
-			data = bytes.ReplaceAll(data, []byte(" passed in "), []byte(" \x1b[32mpassed\x1b[0m in "))
+		if f.editLog != nil {
+			data = f.editLog(data)
 		}
 		b.TestLog, b.HasTestLog = data, true
 	}

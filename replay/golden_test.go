@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -108,31 +109,36 @@ func replayFile(t testing.TB, path string) *BundleReport {
 // renderings are the bytes of one report: text, coloured text and JSON.
 type renderings struct{ text, color, json []byte }
 
-func render(t testing.TB, write func(text, color, json *bytes.Buffer) error) renderings {
+// writer is what the three reports have in common.
+type writer interface {
+	WriteText(w io.Writer, o TextOptions) error
+	WriteJSON(w io.Writer) error
+}
+
+func render(t testing.TB, r writer) renderings {
 	t.Helper()
 	var text, color, js bytes.Buffer
-	if err := write(&text, &color, &js); err != nil {
+	if err := errors.Join(r.WriteText(&text, TextOptions{}), r.WriteText(&color, TextOptions{Color: true}), r.WriteJSON(&js)); err != nil {
 		t.Fatal(err)
 	}
 	return renderings{text.Bytes(), color.Bytes(), js.Bytes()}
 }
 
-func renderBundle(t testing.TB, r *BundleReport) renderings {
-	return render(t, func(text, color, js *bytes.Buffer) error {
-		return errors.Join(r.WriteText(text, TextOptions{}), r.WriteText(color, TextOptions{Color: true}), r.WriteJSON(js))
-	})
-}
-
-func renderReceipt(t testing.TB, r *ReceiptReport) renderings {
-	return render(t, func(text, color, js *bytes.Buffer) error {
-		return errors.Join(r.WriteText(text, TextOptions{}), r.WriteText(color, TextOptions{Color: true}), r.WriteJSON(js))
-	})
-}
-
-func renderAttestation(t testing.TB, r *AttestationReport) renderings {
-	return render(t, func(text, color, js *bytes.Buffer) error {
-		return errors.Join(r.WriteText(text, TextOptions{}), r.WriteText(color, TextOptions{Color: true}), r.WriteJSON(js))
-	})
+// checkInert fails unless text is UTF-8 with nothing a terminal would act
+// on: no escape sequence, no control character but newline and tab, no
+// bidirectional-text control.
+func checkInert(t testing.TB, name string, text []byte) {
+	t.Helper()
+	if !utf8.Valid(text) {
+		t.Errorf("%s: plain text is not UTF-8", name)
+		return
+	}
+	for i, ch := range string(text) {
+		if ch != '\n' && needsEscape(ch, true) {
+			t.Errorf("%s: plain text has %U at byte %d", name, ch, i)
+			return
+		}
+	}
 }
 
 // goldenCase is one replay rendered into goldens: <golden>.txt and
@@ -179,7 +185,7 @@ func goldenCases(t testing.TB) (cases []goldenCase, undecodable []string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return renderBundle(t, r)
+			return render(t, r)
 		}})
 	}
 	for _, dir := range []struct{ path, golden string }{
@@ -215,7 +221,7 @@ func goldenCases(t testing.TB) (cases []goldenCase, undecodable []string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return renderAttestation(t, r)
+			return render(t, r)
 		}})
 	}
 	for _, name := range listDir(t, avirSamples, ".attestation.json") {
@@ -241,7 +247,7 @@ func goldenCases(t testing.TB) (cases []goldenCase, undecodable []string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return renderReceipt(t, rep)
+			return render(t, rep)
 		}})
 	}
 	for _, dir := range []struct{ path, golden string }{{vrfSamples, "vrf"}, {vrfVectors, "vectors/vrf"}} {
@@ -387,15 +393,7 @@ func TestTextIsInert(t *testing.T) {
 	cases, _ := goldenCases(t)
 	for _, c := range cases {
 		r := c.run(t)
-		if !utf8.Valid(r.text) {
-			t.Errorf("%s: plain text is not UTF-8", c.golden)
-		}
-		for i, ch := range string(r.text) {
-			if ch != '\n' && needsEscape(ch, true) {
-				t.Errorf("%s: plain text has %U at byte %d", c.golden, ch, i)
-				break
-			}
-		}
+		checkInert(t, c.golden, r.text)
 		if stripped := reSGR.ReplaceAll(r.color, nil); !bytes.Equal(stripped, r.text) {
 			t.Errorf("%s: coloured text is not the plain text plus colour:\n%s", c.golden, firstDiff(r.text, stripped))
 		}

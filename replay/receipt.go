@@ -93,9 +93,7 @@ func Receipt(r *vrf.Receipt) (*ReceiptReport, error) {
 	if t := r.VerifiedAt(); !t.IsZero() {
 		rep.VerifiedAt = t.UTC().Format(time.RFC3339Nano)
 	}
-	if prev := r.PreviousReceipt(); prev != "" {
-		rep.Chain.PreviousReceipt = prev
-	}
+	rep.Chain.PreviousReceipt = r.PreviousReceipt()
 	if pos, ok := r.ChainPosition(); ok {
 		rep.Chain.Position = &pos
 	}

@@ -59,8 +59,8 @@ func (t *textWriter) field(label, value string) {
 
 // block writes a section of free text (spec, plan, diff, test log) under
 // a title, each line behind a "| " gutter so that nothing in it can pass
-// for a line of the report. has false says the section is absent. style,
-// when set, picks a colour for each line (already made inert).
+// for a line of the report. A nil text is an absent section. style, when
+// set, picks a colour for each line (already made inert).
 func (t *textWriter) block(title string, text *string, style func(line string) string) {
 	t.printf("\n%s\n", t.paint(sgrBold, title))
 	switch {
