@@ -1,18 +1,24 @@
-// Package ledger is the append-only event log: every accepted document
-// becomes an event with a dense sequence number, its original bytes, its
-// links (receipt chains, task history) and a leaf of an RFC 6962 Merkle tree
-// whose stored hashes live in the same Pebble store. Appends go through one
-// sequencer that group-commits batches with a synchronous write before any
-// append is acknowledged; each batch also writes a signed checkpoint
-// (C2SP tlog-checkpoint). The package produces and checks inclusion and
-// consistency proofs (golang.org/x/mod/sumdb/tlog and sumdb/note).
+// Package ledger is the store: an append-only, tamper-evident event log
+// that only stores. Every entry it is given becomes an event with a dense
+// sequence number, its original bytes and a leaf of an RFC 6962 Merkle
+// tree whose stored hashes live in the same Pebble store. One sequencer
+// group-commits batches; a batch is published (size, signed checkpoint,
+// the snapshot readers read through) only after its WAL sync and the sync
+// of the checkpoint log kept outside Pebble (the invariants are at the top
+// of sequencer.go). It checks the store against what it signed when it
+// opens, checks what it serves, produces inclusion and consistency proofs,
+// exports, audits and rebuilds.
 //
-// It owns the on-disk format (keys and event encoding, see
-// docs/FORMAT.md), replay detection on document identities, the rules that
-// admit a document (trust, chains), and the checkpoint key. It reads
-// documents only through the codec packages and must not import index,
-// scorecard, replay, verifier or cmd: projections plug in through the
-// Projector interface and are written in the event's own batch.
+// It owns the on-disk format (docs/FORMAT.md), identity (replay and
+// conflict detection), the log key, settings and secrets storage. It knows
+// nothing of what documents say: admission (decoding, trust, receipt
+// chains, task histories) is package ledger/admit, plugged in as Rules run
+// in sequence order; the registries of keys and policies are package
+// ledger/registry; projections plug in as Projectors written in the
+// event's own batch. Checkpoint, proof and leaf formats are package proof,
+// which needs no storage. It must not import index, admit, registry,
+// scorecard, replay, verifier or cmd.
 //
-// Start reading at ledger.go (Open, Append) and sequencer.go.
+// Start reading at entry.go (what goes in), sequencer.go (how) and read.go
+// (what comes out).
 package ledger

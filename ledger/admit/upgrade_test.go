@@ -38,7 +38,7 @@ func untar(t *testing.T, archive, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, filepath.Clean("/" + h.Name))
+		p := filepath.Join(dir, filepath.Clean("/"+h.Name))
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := os.MkdirAll(p, 0o700); err != nil {
