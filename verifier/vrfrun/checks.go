@@ -19,14 +19,14 @@ import (
 // at the top level or under "verification" (the top level wins, as for
 // schema and constraints). "name" is optional; a check without one is
 // named check_<n>, n being the number of details before it (as the
-// reference names constraint_<n>). The constraint grammar, with
-// surrounding white space ignored and single spaces standing for any run
-// of spaces or tabs:
+// reference names constraint_<n>). The constraint grammar (white space
+// around the whole is ignored; " " stands for one or more spaces or tabs;
+// spaces or tabs may also surround op; text holds no quote of its kind):
 //
 //	constraint = "json_parse"
 //	           | "json_path:" path " exists"
 //	           | "json_path:" path " equals " json
-//	           | [ "json_path:" path " " ] "length " op " " int
+//	           | [ "json_path:" path " " ] "length" op int
 //	           | "regex:" pattern
 //	path       = "$" *( "." name | "[" index "]" | "['" text "']" | "[\"" text "\"]" )
 //	name       = 1*( letter | digit | "_" | "-" )      ; letters and digits of any script
@@ -178,10 +178,11 @@ func parseCheck(s string) (specCheck, error) {
 
 // parseLength parses `length <op> <int>`.
 func parseLength(c specCheck, s string) (specCheck, error) {
-	rest := strings.TrimLeft(strings.TrimPrefix(s, "length"), " \t")
-	if len(rest) == len(s)-len("length") {
+	rest := strings.TrimPrefix(s, "length")
+	if rest == "" || !strings.ContainsRune(" \t<>=!", rune(rest[0])) {
 		return c, fmt.Errorf("%w: want `length <op> <integer>`", errCheckSyntax)
 	}
+	rest = strings.TrimLeft(rest, " \t")
 	for _, op := range []string{"<=", ">=", "==", "!=", "<", ">"} {
 		if strings.HasPrefix(rest, op) {
 			num := strings.Trim(rest[len(op):], " \t")
