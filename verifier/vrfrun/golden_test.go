@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/proofledger/ledger/codec/inspect"
 	"github.com/proofledger/ledger/codec/vrf"
 	"github.com/proofledger/ledger/verifier/sandbox"
 )
@@ -192,6 +193,11 @@ func TestReferenceGolden(t *testing.T) {
 		t.Logf("this machine's python (%q) is not the goldens' (%q): environment hashes, runtimes and error texts are not compared", py.version, env.PythonVersion)
 	}
 	_, nodeErr := sandbox.LookPath("node")
+	ins, err := inspect.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := 0
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -295,7 +301,26 @@ func TestReferenceGolden(t *testing.T) {
 			if got.TaskID != w.TaskID || got.TaskType != w.TaskType {
 				t.Errorf("task %q/%q, reference %q/%q", got.TaskID, got.TaskType, w.TaskID, w.TaskType)
 			}
+
+			// Every receipt vrfrun signs verifies, with codec/inspect and
+			// with the reference's algorithm written out in the test.
+			opts := ReceiptOptions{}
+			if signed%2 == 1 {
+				opts = ReceiptOptions{AgentID: "agent-" + c.name, Chain: &vrf.ChainLink{Position: int64(signed)}}
+			}
+			signed++
+			data, err := got.Sign(testKey(), opts)
+			if err != nil {
+				t.Fatalf("sign: %v", err)
+			}
+			r := checkSigned(t, ins, data)
+			if r.Verdict() != w.Verdict || r.Counts() != got.Counts {
+				t.Errorf("signed receipt says %s %v", r.Verdict(), r.Counts())
+			}
 		})
+	}
+	if signed < 100 {
+		t.Errorf("only %d receipts signed", signed)
 	}
 }
 

@@ -483,7 +483,7 @@ func (p *pyParser) str() (string, error) {
 			b = appendWTF8(b, r)
 		default:
 			p.pos -= 2
-			return "", p.fail("invalid escape \\%c", esc)
+			return "", p.fail("invalid escape %q", string([]byte{'\\', esc}))
 		}
 	}
 }

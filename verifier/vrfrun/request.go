@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/proofledger/ledger/codec/vrf"
 )
@@ -43,13 +44,17 @@ type RequestError struct {
 	kind   error
 }
 
-// Error returns "vrfrun: request: <field>: <reason>".
+// Error returns "vrfrun: request: <field>: <reason>", on one line.
 func (e *RequestError) Error() string {
+	reason := oneLine.Replace(e.Reason)
 	if e.Offset >= 0 {
-		return fmt.Sprintf("vrfrun: request: %s: offset %d: %s", e.Field, e.Offset, e.Reason)
+		return fmt.Sprintf("vrfrun: request: %s: offset %d: %s", e.Field, e.Offset, reason)
 	}
-	return fmt.Sprintf("vrfrun: request: %s: %s", e.Field, e.Reason)
+	return fmt.Sprintf("vrfrun: request: %s: %s", e.Field, reason)
 }
+
+// oneLine escapes line breaks that a reason may quote from the request.
+var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\u2028", `\u2028`, "\u2029", `\u2029`, "\u0085", `\u0085`)
 
 // Unwrap returns ErrRequest and the more specific sentinel, if any.
 func (e *RequestError) Unwrap() []error {

@@ -13,7 +13,7 @@ import (
 
 // runPython runs FormPython tests: one harness process per test.
 func (v *Verifier) runPython(ctx context.Context, req *Request, res *Result) error {
-	if err := v.tier0(ctx, req, res); err != nil {
+	if err := v.tier0(ctx, req, res, v.opts.Python); err != nil {
 		return err
 	}
 	code := appendJSONString(nil, req.code)
@@ -232,7 +232,7 @@ func (v *Verifier) program(req *Request) (string, error) {
 	if prog == "" {
 		prog = v.opts.Python
 	}
-	if _, err := sandbox.LookPath(prog); err != nil {
+	if _, err := v.lookPath(prog); err != nil {
 		return "", fmt.Errorf("%w: language %q needs the program %s: %v", ErrLanguage, req.Language, prog, err)
 	}
 	return prog, nil
@@ -256,7 +256,7 @@ func (v *Verifier) runProgram(ctx context.Context, req *Request, res *Result) er
 	if err != nil {
 		return err
 	}
-	if err := v.tier0(ctx, req, res); err != nil {
+	if err := v.tier0(ctx, req, res, prog); err != nil {
 		return err
 	}
 	file := "solution" + req.program.ext
@@ -315,7 +315,7 @@ func (v *Verifier) runExpression(ctx context.Context, req *Request, res *Result)
 	if err != nil {
 		return err
 	}
-	if err := v.tier0(ctx, req, res); err != nil {
+	if err := v.tier0(ctx, req, res, prog); err != nil {
 		return err
 	}
 	w := req.program.wrapper

@@ -53,12 +53,28 @@ func mustParse(t *testing.T, body string, opts ParseOptions) *Request {
 	return r
 }
 
-func fakeVerify(t *testing.T, f *fakeRunner, opts Options, body string, popts ParseOptions) *Result {
+// fakeLookPath finds every program but the ones named "no-such-...".
+func fakeLookPath(name string) (string, error) {
+	if strings.HasPrefix(name, "no-such-") {
+		return "", fmt.Errorf("%w: %q not found", sandbox.ErrStart, name)
+	}
+	return "/usr/bin/" + name, nil
+}
+
+// newFake returns a Verifier over a fake runner that finds every program.
+func newFake(t *testing.T, f *fakeRunner, opts Options) *Verifier {
 	t.Helper()
 	v, err := New(f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	v.lookPath = fakeLookPath
+	return v
+}
+
+func fakeVerify(t *testing.T, f *fakeRunner, opts Options, body string, popts ParseOptions) *Result {
+	t.Helper()
+	v := newFake(t, f, opts)
 	res, err := v.Verify(context.Background(), mustParse(t, body, popts))
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +198,7 @@ func TestProgramDecisions(t *testing.T) {
 // ErrLanguage, before anything runs.
 func TestLanguageMissing(t *testing.T) {
 	f := &fakeRunner{run: answer(sandbox.Result{})}
-	v, _ := New(f, Options{})
+	v := newFake(t, f, Options{})
 	_, err := v.Verify(context.Background(), mustParse(t,
 		`{"verification": {"test_suite": {"language": "no-such-language-xyz", "tests": [{}]}}}`, ParseOptions{}))
 	if !errors.Is(err, ErrLanguage) {
@@ -322,7 +338,7 @@ func TestJobs(t *testing.T) {
 	for i := 0; i < n; i++ {
 		tests = append(tests, fmt.Sprintf(`{"name": "t%d", "input": "%d"}`, i, i))
 	}
-	v, _ := New(f, Options{Jobs: jobs})
+	v := newFake(t, f, Options{Jobs: jobs})
 	done := make(chan *Result)
 	go func() {
 		res, err := v.Verify(context.Background(), mustParse(t, `{"verification": {"test_suite": {"tests": [`+strings.Join(tests, ",")+`]}}}`, ParseOptions{}))
@@ -355,7 +371,7 @@ func TestCancel(t *testing.T) {
 		<-ctx.Done()
 		return sandbox.Result{}, fmt.Errorf("sandbox: %w", ctx.Err())
 	}}
-	v, _ := New(f, Options{Jobs: 2})
+	v := newFake(t, f, Options{Jobs: 2})
 	req := mustParse(t, `{"verification": {"test_suite": {"tests": [{}, {}, {}, {}]}}}`, ParseOptions{})
 	if _, err := v.Verify(ctx, req); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
@@ -367,9 +383,19 @@ func TestCancel(t *testing.T) {
 	f = &fakeRunner{run: func(context.Context, sandbox.Cmd) (sandbox.Result, error) {
 		return sandbox.Result{}, fmt.Errorf("%w: exec failed", sandbox.ErrStart)
 	}}
-	v, _ = New(f, Options{})
+	v = newFake(t, f, Options{})
 	if _, err := v.Verify(context.Background(), req); !errors.Is(err, sandbox.ErrStart) {
 		t.Fatalf("want sandbox.ErrStart, got %v", err)
+	}
+}
+
+// TestNoPython checks the environment of a program request on a machine
+// without the Python interpreter.
+func TestNoPython(t *testing.T) {
+	f := &fakeRunner{run: answer(sandbox.Result{Stdout: []byte("x")})}
+	res := fakeVerify(t, f, Options{Python: "no-such-python"}, `{"verification": {"test_suite": {"language": "bash", "tests": [{"expected_output": "x"}]}}}`, ParseOptions{})
+	if res.Environment != "bash:/usr/bin/bash" || res.Hashes.Environment != vrf.ShortHash([]byte("bash:/usr/bin/bash")) || res.Verdict != "pass" {
+		t.Errorf("environment %q hash %s verdict %s", res.Environment, res.Hashes.Environment, res.Verdict)
 	}
 }
 

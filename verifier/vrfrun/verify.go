@@ -62,6 +62,10 @@ type Verifier struct {
 	opts Options
 	log  *slog.Logger
 
+	// lookPath finds programs as the sandbox will (sandbox.LookPath);
+	// tests replace it.
+	lookPath func(string) (string, error)
+
 	mu sync.Mutex
 	py *pythonInfo // probed once, on first use
 }
@@ -96,7 +100,7 @@ func New(r Runner, opts Options) (*Verifier, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Verifier{r: r, opts: opts, log: log}, nil
+	return &Verifier{r: r, opts: opts, log: log, lookPath: sandbox.LookPath}, nil
 }
 
 // Result is the outcome of one verification: everything a receipt says
@@ -190,18 +194,26 @@ func (v *Verifier) Verify(ctx context.Context, req *Request) (*Result, error) {
 // tier0 fills what every tier-0 result carries: the environment hash over
 // the interpreter's version (the reference hashes "python:" + its own
 // sys.version whatever the language) and language/runtime metadata.
-func (v *Verifier) tier0(ctx context.Context, req *Request, res *Result) error {
-	py, err := v.python(ctx)
-	if err != nil {
-		return err
-	}
-	res.Environment = "python:" + py.version
-	res.Hashes.Environment = vrf.ShortHash([]byte(res.Environment))
+//
+// On a machine without the interpreter, a request in another language
+// still runs: its environment is "<language>:" + the program's path.
+func (v *Verifier) tier0(ctx context.Context, req *Request, res *Result, program string) error {
 	res.Language = req.Language
 	res.Runtime = req.Language
-	if req.Language == "python" {
-		res.Runtime = py.runtime
+	if _, err := v.lookPath(v.opts.Python); err != nil && req.Language != "python" {
+		path, _ := v.lookPath(program)
+		res.Environment = req.Language + ":" + path
+	} else {
+		py, err := v.python(ctx)
+		if err != nil {
+			return err
+		}
+		res.Environment = "python:" + py.version
+		if req.Language == "python" {
+			res.Runtime = py.runtime
+		}
 	}
+	res.Hashes.Environment = vrf.ShortHash([]byte(res.Environment))
 	res.Sandboxed = v.r.Mode() == sandbox.ModeNamespaces
 	res.Sandbox = v.r.Sandbox()
 	return nil

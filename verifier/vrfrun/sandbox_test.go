@@ -1,0 +1,113 @@
+package vrfrun
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proofledger/ledger/verifier/sandbox"
+)
+
+// TestConstraintHangs runs, in the sandbox, a constraint that never ends
+// (the reference would hang): it times out, the one before it keeps its
+// result and the one after it is not evaluated.
+func TestConstraintHangs(t *testing.T) {
+	r := testRunner(t)
+	v, err := New(r, Options{ConstraintTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := verifyBody(context.Background(), v, "schema", []byte(`{"output": {"content": "[1, 2]"},
+		"constraints": [{"name": "first", "expr": "len(output) == 2"},
+		                {"name": "hangs", "expr": "[0 for _ in iter(int, 1)]"},
+		                {"name": "after", "expr": "True"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(statusesOf(res.Details), " ")
+	if got != "pass timeout error" || res.Details[1].Error != "Exceeded 0.5s" || res.Verdict != "error" {
+		t.Errorf("statuses %s, errors %q, verdict %s", got, []string{res.Details[1].Error, res.Details[2].Error}, res.Verdict)
+	}
+	if !res.Sandboxed || res.Sandbox != r.Sandbox() {
+		t.Errorf("sandboxed %v sandbox %q", res.Sandboxed, res.Sandbox)
+	}
+}
+
+// TestSubmittedCodeIsConfined checks, in the sandbox, that submitted code
+// and constraints see neither the host's files nor the network.
+func TestSubmittedCodeIsConfined(t *testing.T) {
+	r := testRunner(t)
+	v, err := New(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(secret, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := verifyBody(context.Background(), v, "verify", []byte(`{"output": {"content": "import os, socket\n`+
+		`def sees(p):\n    return os.path.exists(p)\n`+
+		`def net():\n    try:\n        socket.create_connection(('1.1.1.1', 53), timeout=1)\n        return True\n    except OSError:\n        return False\n"},
+		"verification": {"test_suite": {"tests": [
+			{"name": "host_file", "input": "sees('`+secret+`')", "expected_output": "False"},
+			{"name": "network", "input": "net()", "expected_output": "False"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "pass" {
+		t.Errorf("verdict %s: %+v", res.Verdict, res.Details)
+	}
+	res, err = verifyBody(context.Background(), v, "schema", []byte(`{"output": {"content": "{}"},
+		"constraints": [{"name": "host_file", "expr": "not __import__('os').path.exists('`+secret+`')"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "pass" {
+		t.Errorf("constraint saw the host's file: %+v", res.Details)
+	}
+}
+
+// TestModeNone runs requests through a ModeNone sandbox, which works
+// where namespaces do not: same verdicts, metadata says it was not
+// isolated.
+func TestModeNone(t *testing.T) {
+	if _, err := sandbox.LookPath("python3"); err != nil {
+		t.Skipf("skipping: no python3 (%v)", err)
+	}
+	r, err := sandbox.New(sandbox.Config{Mode: sandbox.ModeNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	v, err := New(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(filepath.Join("testdata", "requests", "verify", "ref04_partial.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := verifyBody(context.Background(), v, "verify", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "partial" || res.Sandboxed || res.Sandbox != "none" {
+		t.Errorf("verdict %s sandboxed %v sandbox %q", res.Verdict, res.Sandboxed, res.Sandbox)
+	}
+	if _, err := sandbox.LookPath("bash"); err == nil {
+		body, err := os.ReadFile(filepath.Join("testdata", "requests", "verify", "bash_io.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := verifyBody(context.Background(), v, "verify", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(statusesOf(res.Details), " "); got != "pass fail pass" {
+			t.Errorf("bash in ModeNone: %s", got)
+		}
+	}
+}
