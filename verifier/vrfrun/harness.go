@@ -81,16 +81,17 @@ type wrapper struct {
 	escape          func(string) string
 }
 
-// pythonWrapper is docker_runner's python wrapper with its first (empty)
-// line opening the report pipe and its last line printing there.
-var pythonWrapper = wrapper{
-	file: "runner.py",
-	head: `_vrf_report = open(3, "w", encoding="utf-8", closefd=False)
+// pythonWrapper returns docker_runner's python wrapper with its first
+// (empty) line opening the report pipe and its last line printing there.
+func pythonWrapper() *wrapper {
+	return &wrapper{
+		file: "runner.py",
+		head: `_vrf_report = open(3, "w", encoding="utf-8", closefd=False)
 import json, sys, traceback
 tests = `,
-	mid: `
+		mid: `
 code = """`,
-	tail: `"""
+		tail: `"""
 exec(code, globals())
 
 results = []
@@ -107,19 +108,22 @@ for t in tests:
         results.append({"name": t["name"], "status": "error", "message": str(e)})
 print(json.dumps(results), file=_vrf_report, flush=True)
 `,
-	escape: func(code string) string {
-		return strings.ReplaceAll(strings.ReplaceAll(code, `\`, `\\`), `"""`, `\"\"\"`)
-	},
+		escape: func(code string) string {
+			return strings.ReplaceAll(strings.ReplaceAll(code, `\`, `\\`), `"""`, `\"\"\"`)
+		},
+	}
 }
 
-// jsWrapper is docker_runner's javascript wrapper, adapted the same way.
-var jsWrapper = wrapper{
-	file: "runner.js",
-	head: `const __vrf_fs = require("fs");
+// jsWrapper returns docker_runner's javascript wrapper, adapted the same
+// way.
+func jsWrapper() *wrapper {
+	return &wrapper{
+		file: "runner.js",
+		head: `const __vrf_fs = require("fs");
 const tests = `,
-	mid: `;
+		mid: `;
 const code = ` + "`",
-	tail: "`" + `;
+		tail: "`" + `;
 eval(code);
 
 const results = [];
@@ -136,11 +140,12 @@ for (const t of tests) {
 }
 __vrf_fs.writeSync(3, JSON.stringify(results) + "\n");
 `,
-	escape: func(code string) string {
-		code = strings.ReplaceAll(code, `\`, `\\`)
-		code = strings.ReplaceAll(code, "`", "\\`")
-		return strings.ReplaceAll(code, "${", `\${`)
-	},
+		escape: func(code string) string {
+			code = strings.ReplaceAll(code, `\`, `\\`)
+			code = strings.ReplaceAll(code, "`", "\\`")
+			return strings.ReplaceAll(code, "${", `\${`)
+		},
+	}
 }
 
 // script returns the wrapper filled in.

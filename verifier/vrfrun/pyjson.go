@@ -33,9 +33,6 @@ const (
 	kDict              // dict
 )
 
-// pyTypeNames are Python's type(x).__name__ for each kind.
-var pyTypeNames = [...]string{"NoneType", "bool", "int", "float", "str", "list", "dict"}
-
 // value is one JSON value as Python holds it.
 type value struct {
 	k kind
@@ -69,7 +66,24 @@ func pyDict(kv ...any) value {
 	return d
 }
 
-func (v value) typeName() string { return pyTypeNames[v.k] }
+// typeName is Python's type(v).__name__.
+func (v value) typeName() string {
+	switch v.k {
+	case kBool:
+		return "bool"
+	case kInt:
+		return "int"
+	case kFloat:
+		return "float"
+	case kStr:
+		return "str"
+	case kList:
+		return "list"
+	case kDict:
+		return "dict"
+	}
+	return "NoneType"
+}
 
 // get returns a dict's item; ok is false when v is not a dict or has no
 // such key (dict.get).

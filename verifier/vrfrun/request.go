@@ -371,9 +371,9 @@ func timeoutSeconds(ms value, field string) (float64, error) {
 func runtimeFor(lang string) runtimeSpec {
 	switch lang {
 	case "python":
-		return runtimeSpec{program: "", ext: ".py", wrapper: &pythonWrapper} // "" is Options.Python
+		return runtimeSpec{program: "", ext: ".py", wrapper: pythonWrapper()} // "" is Options.Python
 	case "javascript", "node":
-		return runtimeSpec{program: "node", ext: ".js", wrapper: &jsWrapper}
+		return runtimeSpec{program: "node", ext: ".js", wrapper: jsWrapper()}
 	case "bash":
 		return runtimeSpec{program: "bash", ext: ".sh"}
 	}

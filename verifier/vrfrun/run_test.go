@@ -157,6 +157,18 @@ func TestTimeouts(t *testing.T) {
 	}
 }
 
+// TestHugeTimeout checks that a timeout too large for a time.Duration is
+// capped, and that the CPU limit derived from it does not overflow.
+func TestHugeTimeout(t *testing.T) {
+	f := &fakeRunner{run: answer(sandbox.Result{Report: []byte(`["pass", ""]`)})}
+	fakeVerify(t, f, Options{}, `{"verification": {"test_suite": {"tests": [{"timeout_ms": 1e300}, {"timeout_ms": 4611686018427}]}}}`, ParseOptions{})
+	for i, cmd := range f.calls {
+		if l := cmd.Limits; l.Wall <= 0 || l.CPUTime < l.Wall {
+			t.Errorf("run %d: wall %v cpu %v", i, l.Wall, l.CPUTime)
+		}
+	}
+}
+
 // TestProgramDecisions checks FormProgram's statuses and texts.
 func TestProgramDecisions(t *testing.T) {
 	const body = `{"output": {"content": "cat"}, "verification": {"test_suite": {"language": "sh", "tests": [

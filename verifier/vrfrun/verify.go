@@ -188,6 +188,8 @@ func (v *Verifier) Verify(ctx context.Context, req *Request) (*Result, error) {
 		}
 	}
 	res.Verdict = res.Counts.ExpectedVerdict()
+	v.log.Debug("vrfrun: verified", "tier", res.Tier, "form", req.Form.String(), "language", res.Language,
+		"verdict", res.Verdict, "counts", res.Counts.String(), "execution_ms", res.ExecutionMS)
 	return res, nil
 }
 
@@ -255,10 +257,12 @@ func (v *Verifier) limits(wall time.Duration) sandbox.Limits {
 	l := v.opts.Limits
 	l.Wall = wall
 	if l.CPUTime <= 0 {
-		l.CPUTime = wall * time.Duration(runtime.NumCPU())
-		if l.CPUTime < time.Second {
-			l.CPUTime = time.Second
+		n := time.Duration(runtime.NumCPU())
+		l.CPUTime = maxDuration
+		if wall < maxDuration/n {
+			l.CPUTime = wall * n
 		}
+		l.CPUTime = max(l.CPUTime, time.Second)
 	}
 	return l
 }
