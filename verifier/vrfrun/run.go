@@ -46,12 +46,13 @@ func (v *Verifier) pythonTest(ctx context.Context, codeJSON []byte, tc testCase)
 
 	start := time.Now()
 	out, err := v.r.Run(ctx, sandbox.Cmd{
-		Path:   v.opts.Python,
-		Args:   []string{"-c", pythonHarness},
-		Env:    pythonEnv(),
-		Files:  map[string][]byte{"test.json": data},
-		Report: true,
-		Limits: v.limits(wall),
+		Path:     v.opts.Python,
+		Args:     []string{"-c", pythonHarness},
+		Env:      pythonEnv(),
+		ReadOnly: v.pyReadOnly,
+		Files:    map[string][]byte{"test.json": data},
+		Report:   true,
+		Limits:   v.limits(wall),
 	})
 	d.DurationMS = msSince(start)
 	if err != nil {
@@ -163,12 +164,13 @@ func (v *Verifier) runConstraints(ctx context.Context, req *Request) ([]vrf.Deta
 		lim.Output = need
 	}
 	out, err := v.r.Run(ctx, sandbox.Cmd{
-		Path:   v.opts.Python,
-		Args:   []string{"-c", constraintHarness},
-		Env:    pythonEnv(),
-		Files:  map[string][]byte{"constraints.json": data},
-		Report: true,
-		Limits: lim,
+		Path:     v.opts.Python,
+		Args:     []string{"-c", constraintHarness},
+		Env:      pythonEnv(),
+		ReadOnly: v.pyReadOnly,
+		Files:    map[string][]byte{"constraints.json": data},
+		Report:   true,
+		Limits:   lim,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("vrfrun: constraints: %w", err)
@@ -238,6 +240,15 @@ func (v *Verifier) program(req *Request) (string, error) {
 	return prog, nil
 }
 
+// readOnlyFor is what a program needs shown besides /usr: the
+// interpreter's prefix when the program is Options.Python.
+func (v *Verifier) readOnlyFor(prog string) []string {
+	if prog == v.opts.Python {
+		return v.pyReadOnly
+	}
+	return nil
+}
+
 // boxPath is where a file of the run is found: the sandbox's /box, or
 // the working directory of ModeNone.
 func (v *Verifier) boxPath(file string) string {
@@ -274,11 +285,12 @@ func (v *Verifier) runProgram(ctx context.Context, req *Request, res *Result) er
 		}
 		start := time.Now()
 		out, err := v.r.Run(ctx, sandbox.Cmd{
-			Path:   prog,
-			Args:   []string{v.boxPath(file)},
-			Files:  files,
-			Stdin:  []byte(tc.stdin),
-			Limits: v.limits(wall),
+			Path:     prog,
+			Args:     []string{v.boxPath(file)},
+			ReadOnly: v.readOnlyFor(prog),
+			Files:    files,
+			Stdin:    []byte(tc.stdin),
+			Limits:   v.limits(wall),
 		})
 		d.DurationMS = msSince(start)
 		if err != nil {
@@ -329,11 +341,12 @@ func (v *Verifier) runExpression(ctx context.Context, req *Request, res *Result)
 	}
 	start := time.Now()
 	out, err := v.r.Run(ctx, sandbox.Cmd{
-		Path:   prog,
-		Args:   []string{v.boxPath(w.file)},
-		Files:  map[string][]byte{w.file: []byte(w.script(req.exprJSON, req.code))},
-		Report: true,
-		Limits: v.limits(wall),
+		Path:     prog,
+		Args:     []string{v.boxPath(w.file)},
+		ReadOnly: v.readOnlyFor(prog),
+		Files:    map[string][]byte{w.file: []byte(w.script(req.exprJSON, req.code))},
+		Report:   true,
+		Limits:   v.limits(wall),
 	})
 	elapsed := msSince(start)
 	if err != nil {

@@ -3,6 +3,7 @@ package vrfrun
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,5 +110,43 @@ func TestModeNone(t *testing.T) {
 		if got := strings.Join(statusesOf(res.Details), " "); got != "pass fail pass" {
 			t.Errorf("bash in ModeNone: %s", got)
 		}
+	}
+}
+
+// TestPythonOutsideUsr runs tests with an interpreter installed outside
+// /usr (pyenv and the like), when $PATH has one: its prefix is shown in
+// the sandbox and its version is the environment's.
+func TestPythonOutsideUsr(t *testing.T) {
+	r := testRunner(t)
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("skipping: no python3 on $PATH")
+	}
+	out, err := exec.Command(p, "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Skipf("skipping: %s: %v", p, err)
+	}
+	exe, err := filepath.EvalSymlinks(strings.TrimSpace(string(out)))
+	if err != nil || strings.HasPrefix(exe, "/usr/") {
+		t.Skipf("skipping: the python3 on $PATH (%s) is under /usr", exe)
+	}
+	v, err := New(r, Options{Python: exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := verifyBody(context.Background(), v, "verify", []byte(`{"verification": {"test_suite": {"tests": [
+		{"input": "__import__('sys').executable", "expected_output": `+string(appendJSONString(nil, pyRepr(pyStrValue(exe))))+`}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "pass" || !strings.HasPrefix(res.Environment, "python:") {
+		t.Fatalf("verdict %s environment %q: %+v", res.Verdict, res.Environment, res.Details)
+	}
+	want, err := exec.Command(exe, "-c", "import sys; print(sys.version)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Environment != "python:"+strings.TrimSuffix(string(want), "\n") {
+		t.Errorf("environment %q, want python:%s", res.Environment, want)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,9 +31,13 @@ type Options struct {
 	// Jobs is how many tests run at once; 0 means GOMAXPROCS. Results
 	// are always in request order.
 	Jobs int
-	// Python is the interpreter for python tests and expr constraints,
-	// looked up in the sandbox's system directories; "" means python3.
-	// Its sys.version is what tier-0 environment hashes are over.
+	// Python is the interpreter for python tests and expr constraints: a
+	// name looked up in the sandbox's system directories, or an absolute
+	// path; "" means python3. An interpreter outside /usr (e.g. under
+	// ~/.pyenv) has its installation prefix shown read-only in the
+	// sandbox. Its sys.version is what tier-0 environment hashes are
+	// over, so a verifier that must give the same hashes as a reference
+	// server uses the interpreter that server runs on.
 	Python string
 	// Limits bound every run; zero fields take the sandbox's defaults.
 	// Wall is always the test's own timeout; a zero CPUTime becomes the
@@ -65,6 +71,8 @@ type Verifier struct {
 	// lookPath finds programs as the sandbox will (sandbox.LookPath);
 	// tests replace it.
 	lookPath func(string) (string, error)
+	// pyReadOnly is the interpreter's prefix when it lives outside /usr.
+	pyReadOnly []string
 
 	mu sync.Mutex
 	py *pythonInfo // probed once, on first use
@@ -100,7 +108,21 @@ func New(r Runner, opts Options) (*Verifier, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Verifier{r: r, opts: opts, log: log, lookPath: sandbox.LookPath}, nil
+	v := &Verifier{r: r, opts: opts, log: log, lookPath: sandbox.LookPath}
+	if filepath.IsAbs(opts.Python) {
+		real, err := filepath.EvalSymlinks(opts.Python)
+		if err != nil {
+			return nil, fmt.Errorf("vrfrun: Options.Python: %w", err)
+		}
+		if !strings.HasPrefix(real, "/usr/") {
+			prefix, err := sandbox.InterpreterPrefix(real)
+			if err != nil {
+				return nil, fmt.Errorf("vrfrun: Options.Python: %w", err)
+			}
+			v.pyReadOnly = []string{prefix}
+		}
+	}
+	return v, nil
 }
 
 // Result is the outcome of one verification: everything a receipt says
@@ -229,11 +251,12 @@ func (v *Verifier) python(ctx context.Context) (pythonInfo, error) {
 		return *v.py, nil
 	}
 	out, err := v.r.Run(ctx, sandbox.Cmd{
-		Path:   v.opts.Python,
-		Args:   []string{"-c", probeScript},
-		Env:    pythonEnv(),
-		Report: true,
-		Limits: v.limits(10 * time.Second),
+		Path:     v.opts.Python,
+		Args:     []string{"-c", probeScript},
+		Env:      pythonEnv(),
+		ReadOnly: v.pyReadOnly,
+		Report:   true,
+		Limits:   v.limits(10 * time.Second),
 	})
 	if err != nil {
 		return pythonInfo{}, fmt.Errorf("vrfrun: probing %s: %w", v.opts.Python, err)
