@@ -78,7 +78,9 @@
 //     default separators ", " ": " and ensure_ascii, the code's UTF-8, and
 //     json.dumps(tests, sort_keys=True); the environment hash over
 //     "python:" + sys.version of the interpreter (for every tier-0
-//     language, as the reference does). Tier 1: input and output hash over
+//     language, as the reference does; the reference's is the Python its
+//     server runs on, so Options.Python must name that interpreter for the
+//     environment hashes to agree). Tier 1: input and output hash over
 //     json.dumps(output, sort_keys=True, default=str) as it stands after
 //     the constraints ran, suite hash over json.dumps(schema,
 //     sort_keys=True), environment hash null.
