@@ -15,8 +15,9 @@ import "strings"
 // import gives the same traceback ("File "<string>", line 3, in
 // <module>"). The verdict is a JSON list [status, message] on fd 3:
 // status "pass", "fail" (message the reference's "FAIL: got ..., expected
-// ...") or "error" (message "ERROR: <exception>").
-const pythonHarness = `import json, os, sys; _vrf_w = os.write; _vrf_dumps = json.dumps; _vrf_t = json.loads(open("test.json", encoding="utf-8").read())
+// ...") or "error" (message "ERROR: <exception>"), the message cut at
+// test.json's "max" characters so that the report always fits its pipe.
+const pythonHarness = `import json, os, sys; _vrf_w = os.write; _vrf_dumps = json.dumps; _vrf_t = json.loads(open("test.json", encoding="utf-8").read()); _vrf_m = _vrf_t["max"]
 _ns = {}
 exec(compile(_vrf_t["code"], '<user_code>', 'exec'), _ns)
 try:
@@ -28,7 +29,7 @@ try:
         _vrf_r = ["fail", f'FAIL: got {repr(result)}, expected {repr(expected)}'.strip()]
 except Exception as e:
     _vrf_r = ["error", f'ERROR: {e}'.strip()]
-_vrf_w(3, _vrf_dumps(_vrf_r).encode("ascii"))
+_vrf_w(3, _vrf_dumps([_vrf_r[0], _vrf_r[1][:_vrf_m]]).encode("ascii"))
 `
 
 // constraintHarness evaluates a tier-1 request's expr constraints, in
@@ -44,7 +45,7 @@ _vrf_w(3, _vrf_dumps(_vrf_r).encode("ascii"))
 // reference hashes (after the constraints ran). A BaseException
 // (SystemExit from exit(), KeyboardInterrupt), which makes the reference
 // fail the whole request, is reported as that constraint's error.
-const constraintHarness = `import json, os, sys; _vrf_w = os.write; _vrf_dumps = json.dumps; _vrf_t = json.loads(open("constraints.json", encoding="utf-8").read())
+const constraintHarness = `import json, os, sys; _vrf_w = os.write; _vrf_dumps = json.dumps; _vrf_t = json.loads(open("constraints.json", encoding="utf-8").read()); _vrf_m = _vrf_t["max"]
 output = _vrf_t["output"]
 for _vrf_e in _vrf_t["exprs"]:
     try:
@@ -60,7 +61,7 @@ for _vrf_e in _vrf_t["exprs"]:
             _vrf_r = ["error", "exception whose str() raised " + type(e2).__name__]
     except BaseException as e:
         _vrf_r = ["error", type(e).__name__ + (": " + str(e) if str(e) else "")]
-    _vrf_w(3, (_vrf_dumps(_vrf_r) + "\n").encode("ascii"))
+    _vrf_w(3, (_vrf_dumps([_vrf_r[0], _vrf_r[1][:_vrf_m]]) + "\n").encode("ascii"))
 try:
     _vrf_w(3, (_vrf_dumps(["dump", _vrf_dumps(output, sort_keys=True, default=str)]) + "\n").encode("ascii"))
 except BaseException:

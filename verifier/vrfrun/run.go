@@ -42,6 +42,8 @@ func (v *Verifier) pythonTest(ctx context.Context, codeJSON []byte, tc testCase)
 	data = appendDumps(data, tc.input, dumpOpts{})
 	data = append(data, `, "expected": `...)
 	data = appendDumps(data, tc.expected, dumpOpts{})
+	data = append(data, `, "max": `...)
+	data = strconv.AppendInt(data, int64(v.harnessCap()), 10)
 	data = append(data, '}')
 
 	start := time.Now()
@@ -52,7 +54,7 @@ func (v *Verifier) pythonTest(ctx context.Context, codeJSON []byte, tc testCase)
 		ReadOnly: v.pyReadOnly,
 		Files:    map[string][]byte{"test.json": data},
 		Report:   true,
-		Limits:   v.limits(wall),
+		Limits:   v.reportLimits(v.limits(wall), 1),
 	})
 	d.DurationMS = msSince(start)
 	if err != nil {
@@ -157,9 +159,11 @@ func (v *Verifier) runConstraints(ctx context.Context, req *Request) ([]vrf.Deta
 		}
 		data = appendDumps(data, c.expr, dumpOpts{})
 	}
-	data = append(data, "]}"...)
+	data = append(data, `], "max": `...)
+	data = strconv.AppendInt(data, int64(v.harnessCap()), 10)
+	data = append(data, '}')
 
-	lim := v.limits(v.opts.ConstraintTimeout)
+	lim := v.reportLimits(v.limits(v.opts.ConstraintTimeout), len(req.constraints))
 	if need := int64(3*len(req.outputDump)) + 1<<20; lim.Output < need {
 		lim.Output = need
 	}
@@ -240,6 +244,26 @@ func (v *Verifier) program(req *Request) (string, error) {
 	return prog, nil
 }
 
+// harnessCap is how many characters of a message the harnesses keep: one
+// more than MaxMessage, so that clip still sees a message was cut.
+func (v *Verifier) harnessCap() int {
+	if v.opts.MaxMessage > 0 {
+		return v.opts.MaxMessage + 1
+	}
+	return 1 << 20
+}
+
+// reportLimits makes room on the report pipe for n messages of
+// harnessCap characters, each at most 12 bytes once escaped in JSON.
+func (v *Verifier) reportLimits(l sandbox.Limits, n int) sandbox.Limits {
+	need := int64(n)*(int64(v.harnessCap())*12+1<<10) + 1<<16
+	if l.Output <= 0 {
+		l.Output = sandbox.DefaultLimits().Output
+	}
+	l.Output = max(l.Output, need)
+	return l
+}
+
 // readOnlyFor is what a program needs shown besides /usr: the
 // interpreter's prefix when the program is Options.Python.
 func (v *Verifier) readOnlyFor(prog string) []string {
@@ -283,6 +307,11 @@ func (v *Verifier) runProgram(ctx context.Context, req *Request, res *Result) er
 			res.Details[i] = d
 			return nil
 		}
+		lim := v.limits(wall)
+		if lim.Output <= 0 {
+			lim.Output = sandbox.DefaultLimits().Output
+		}
+		lim.Output = max(lim.Output, int64(2*len(tc.want))+1<<16) // room for a long expected output
 		start := time.Now()
 		out, err := v.r.Run(ctx, sandbox.Cmd{
 			Path:     prog,
@@ -290,7 +319,7 @@ func (v *Verifier) runProgram(ctx context.Context, req *Request, res *Result) er
 			ReadOnly: v.readOnlyFor(prog),
 			Files:    files,
 			Stdin:    []byte(tc.stdin),
-			Limits:   v.limits(wall),
+			Limits:   lim,
 		})
 		d.DurationMS = msSince(start)
 		if err != nil {
@@ -305,7 +334,13 @@ func (v *Verifier) runProgram(ctx context.Context, req *Request, res *Result) er
 		default:
 			actual := pyStrip(pyText(out.Stdout))
 			d.Output = clip(actual, v.opts.MaxMessage)
-			if actual == tc.want {
+			if int64(len(out.Stdout)) >= lim.Output && actual == tc.want {
+				// Only the first lim.Output bytes were kept (at least
+				// twice the expected output): what followed may not
+				// have been white space.
+				d.Status = vrf.StatusError
+				d.Error = fmt.Sprintf("standard output longer than the %d bytes the verifier keeps", lim.Output)
+			} else if actual == tc.want {
 				d.Status = vrf.StatusPass
 			} else {
 				d.Status = vrf.StatusFail
@@ -346,7 +381,7 @@ func (v *Verifier) runExpression(ctx context.Context, req *Request, res *Result)
 		ReadOnly: v.readOnlyFor(prog),
 		Files:    map[string][]byte{w.file: []byte(w.script(req.exprJSON, req.code))},
 		Report:   true,
-		Limits:   v.limits(wall),
+		Limits:   v.reportLimits(v.limits(wall), 64),
 	})
 	elapsed := msSince(start)
 	if err != nil {

@@ -129,7 +129,7 @@ func TestPythonTestCommand(t *testing.T) {
 	if cmd.Path != "python3" || len(cmd.Args) != 2 || cmd.Args[0] != "-c" || cmd.Args[1] != pythonHarness || !cmd.Report {
 		t.Errorf("command %q %q report=%v", cmd.Path, cmd.Args, cmd.Report)
 	}
-	if want := `{"code": "x = '\u00e9\r\n'", "input": [1, {"a": NaN}], "expected": null}`; string(cmd.Files["test.json"]) != want {
+	if want := `{"code": "x = '\u00e9\r\n'", "input": [1, {"a": NaN}], "expected": null, "max": 16385}`; string(cmd.Files["test.json"]) != want {
 		t.Errorf("test.json %s, want %s", cmd.Files["test.json"], want)
 	}
 	if cmd.Limits.Wall != 1500*time.Millisecond || cmd.Limits.CPUTime != 1500*time.Millisecond*time.Duration(runtime.NumCPU()) {
@@ -307,7 +307,7 @@ func TestConstraintDecisions(t *testing.T) {
 			if !res.Sandboxed || res.Sandbox != "fake-sandbox" || res.Language != "" || res.Runtime != "" {
 				t.Errorf("sandboxed %v sandbox %q language %q runtime %q", res.Sandboxed, res.Sandbox, res.Language, res.Runtime)
 			}
-			want := `{"output": {"a": 1}, "exprs": ["output['a'] == 1", "False", "x"]}`
+			want := `{"output": {"a": 1}, "exprs": ["output['a'] == 1", "False", "x"], "max": 16385}`
 			if got := string(f.calls[0].Files["constraints.json"]); got != want {
 				t.Errorf("constraints.json %s, want %s", got, want)
 			}

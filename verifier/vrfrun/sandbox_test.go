@@ -150,3 +150,45 @@ func TestPythonOutsideUsr(t *testing.T) {
 		t.Errorf("environment %q, want python:%s", res.Environment, want)
 	}
 }
+
+// TestLargeOutputs checks, in the sandbox, messages and outputs larger
+// than the report pipe's and the output streams' default caps: a failing
+// comparison of two large lists stays a fail (its message clipped), a
+// constraint's long exception text stays an error, and a program whose
+// expected output is 1.5 MiB can pass.
+func TestLargeOutputs(t *testing.T) {
+	r := testRunner(t)
+	v, err := New(r, Options{MaxMessage: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := verifyBody(context.Background(), v, "verify", []byte(`{"verification": {"test_suite": {"tests": [
+		{"name": "big", "input": "list(range(400000))", "expected_output": "[]"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Details[0]; d.Status != "fail" || !strings.HasPrefix(d.Error, "FAIL: got [0, 1, 2") || !strings.HasSuffix(d.Error, " [...]") || pyLen(d.Error) != 106 {
+		t.Errorf("big fail: %s %q", d.Status, d.Error)
+	}
+	res, err = verifyBody(context.Background(), v, "schema", []byte(`{"output": {"content": "{}"},
+		"constraints": [{"name": "long_error", "expr": "output['x' * 3000000]"}, {"name": "after", "expr": "True"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(statusesOf(res.Details), " "); got != "error pass" || !strings.HasPrefix(res.Details[0].Error, "'xxx") {
+		t.Errorf("long constraint error: %s %q", got, res.Details[0].Error)
+	}
+	if _, err := sandbox.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	big := strings.Repeat("0123456789abcde\n", 3<<16) // 3 MiB / 2
+	body := `{"output": {"content": "cat"}, "verification": {"test_suite": {"language": "bash", "tests": [
+		{"name": "echo_big", "input": ` + string(appendJSONString(nil, big)) + `, "expected_output": ` + string(appendJSONString(nil, big)) + `}]}}}`
+	res, err = verifyBody(context.Background(), v, "verify", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Details[0]; d.Status != "pass" {
+		t.Errorf("1.5 MiB output: %s %q", d.Status, d.Error)
+	}
+}
