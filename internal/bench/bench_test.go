@@ -1,168 +1,242 @@
-//go:build benchmove
-
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
+	"errors"
 	"log/slog"
-	"math"
-	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v2"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/index"
+	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
+	"github.com/proofledger/ledger/ledger/ledgertest"
 )
 
-// runBenchCommand runs `ledger bench args...` in process, through the
-// command's own flag parsing, and returns stdout, stderr and the exit code
-// the CLI would give.
-func runBenchCommand(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	app := &cli.App{Name: "ledger", Writer: &stdout, ErrWriter: &stderr, Commands: []*cli.Command{benchCommand(e)},
-		ExitErrHandler: func(*cli.Context, error) {}}
-	err := app.RunContext(context.Background(), append([]string{"ledger", "bench"}, args...))
-	code := exitOK
-	if err != nil {
-		code = exitInternal
-		if ee, ok := err.(*exitError); ok {
-			code = ee.code
-		}
-		fmt.Fprintf(&stderr, "ledger: %v\n", err)
+func TestOptionsCheck(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*Options)
+		bad     string // the error names this; "" for valid options
+		bundles []int  // the bundle sizes of valid options after check
+	}{
+		{name: "full defaults", edit: func(*Options) {}, bundles: []int{10_000, 100_000, 1_000_000}},
+		{name: "bundles sorted, repeats dropped", edit: func(o *Options) { o.Bundles = []int{1600, 400, 1600} }, bundles: []int{400, 1600}},
+		{name: "16 events", edit: func(o *Options) { o.Events = 16 }, bundles: []int{10_000, 100_000, 1_000_000}},
+		{name: "15 events", edit: func(o *Options) { o.Events = 15 }, bad: "events: 15 is below 16"},
+		{name: "no appender", edit: func(o *Options) { o.Appenders = 0 }, bad: "appenders: 0 is below 1"},
+		{name: "no bundle ledger", edit: func(o *Options) { o.Bundles = nil }, bad: "bundles: no bundle ledger size"},
+		{name: "small bundle ledger", edit: func(o *Options) { o.Bundles = []int{1000, 99} }, bad: "bundles: 99 is below 100"},
 	}
-	return stdout.String(), stderr.String(), code
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions(false)
+			tt.edit(&o)
+			got, err := o.check()
+			if tt.bad != "" {
+				if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.bad) {
+					t.Fatalf("check: %v, want an ErrUsage naming %q", err, tt.bad)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			if !slices.Equal(got.Bundles, tt.bundles) {
+				t.Errorf("bundles %v, want %v", got.Bundles, tt.bundles)
+			}
+		})
+	}
+	if q := DefaultOptions(true); !q.Quick || q.Events >= DefaultOptions(false).Events {
+		t.Errorf("quick defaults %+v: want Quick and a smaller ledger", q)
+	}
 }
 
-// TestBenchQuick runs the whole bench code path at --quick sizes and checks
-// that the JSON has every figure, each with a positive value, limit and
-// ratio, and the machine description. It checks no wall-clock thresholds.
-func TestBenchQuick(t *testing.T) {
-	if testing.Short() {
-		t.Skip("bench run skipped in -short mode")
+func TestParseBundleSizes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int // nil: an error
+	}{
+		{"10000,100000,1000000", []int{10_000, 100_000, 1_000_000}},
+		{" 1_600 , 400,400", []int{400, 1600}},
+		{"100", []int{100}},
+		{"99", nil},
+		{"1000,x", nil},
+		{"", nil},
+		{"1000,", nil},
+		{"-500", nil},
 	}
-	work := t.TempDir()
-	jsonPath := filepath.Join(t.TempDir(), "bench.json")
-	stdout, stderr, code := runBenchCommand(t, "--quick", "--events", "600", "--bundles", "1200,300", "--appenders", "8", "--json", jsonPath, "--dir", work)
-	if code != exitOK {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	for _, tt := range tests {
+		got, err := ParseBundleSizes(tt.in)
+		if tt.want == nil {
+			if !errors.Is(err, ErrUsage) {
+				t.Errorf("ParseBundleSizes(%q) = %v, %v; want an ErrUsage", tt.in, got, err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ParseBundleSizes(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
 	}
-	data, err := os.ReadFile(jsonPath)
+}
+
+// testBench is a bench whose sizes suit a toy ledger, writing in dir.
+func testBench(t *testing.T) *bench {
+	t.Helper()
+	opts := DefaultOptions(true)
+	discard := slog.New(slog.DiscardHandler)
+	return &bench{sizes: opts.sizes(), work: t.TempDir(), log: discard, progress: discard, rep: &benchReport{}}
+}
+
+// appendCalls builds a ledger of the corpus's documents in dir, appending
+// them in calls of the given sizes, one after the other, and leaves it
+// open.
+func appendCalls(t *testing.T, b *bench, corpus *ledgertest.Corpus, calls []int) *admit.Ledger {
+	t.Helper()
+	l, err := b.initLedger(filepath.Join(b.work, "ledger"), "bench.test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep benchReport
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatalf("JSON: %v\n%s", err, data)
-	}
-	want := []string{
-		"cpu.ed25519_verify", "cpu.hmac_sha256",
-		"build.events=600", "replay.lookup", "replay.check", "replay.append",
-		"proof.inclusion.prove", "proof.inclusion.verify", "disk.bytes_per_event",
-	}
-	for _, kind := range []string{"vrf", "rvww", "avir-attestation"} {
-		for _, a := range []string{"1", "8"} {
-			run := kind + ".appenders=" + a
-			want = append(want, "ingest."+run, "ingest."+run+".bytes", "disk.pebble_sync."+run)
+	t.Cleanup(func() { l.Close() })
+	next := 0
+	for _, n := range calls {
+		var subs []admit.Submission
+		for _, d := range corpus.Docs[next : next+n] {
+			subs = append(subs, admit.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
+		}
+		next += n
+		out, err := l.Append(context.Background(), subs, trust(corpus.Keys))
+		if err == nil {
+			err = appended(out)
+		}
+		if err != nil {
+			t.Fatalf("append: %v", err)
 		}
 	}
-	want = append(want, "disk.pebble_sync.build.events=600")
-	want = append(want, "reputation.agent", "reputation.agent.since_30d", "reputation.ranking", "reputation.ranking.since_30d")
-	for _, n := range []string{"300", "1200"} {
-		at := ".bundles=" + n
-		want = append(want, "scorecard.since_30d"+at, "scorecard.since_30d"+at+".open", "trend.day"+at, "trend.week"+at, "trend.month"+at)
+	return l
+}
+
+func generate(t *testing.T, cfg ledgertest.Config) *ledgertest.Corpus {
+	t.Helper()
+	c, err := ledgertest.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want = append(want, "rebuild.events=1200") // on the biggest bundle ledger only
-	// The issue's goals, and only those, are beside their figures.
-	goals := map[string]float64{"reputation.agent": 1, "reputation.agent.since_30d": 1, "rebuild.events=1200": 200_000,
-		"replay.check": 1_000_000, "ingest.rvww.appenders=8": 50_000}
-	got := map[string]figure{}
-	for _, f := range rep.Figures {
-		if _, dup := got[f.Name]; dup {
-			t.Errorf("figure %s appears twice", f.Name)
-		}
-		got[f.Name] = f
-		if !(f.Value > 0) || !(f.Limit > 0) || !(f.Ratio > 0) || f.Unit == "" || f.LimitName == "" {
-			t.Errorf("figure %s: value %v limit %v ratio %v unit %q limit name %q: want all positive and named", f.Name, f.Value, f.Limit, f.Ratio, f.Unit, f.LimitName)
-		}
-		if f.Better != "higher" && f.Better != "lower" {
-			t.Errorf("figure %s: better %q", f.Name, f.Better)
-		}
-		if f.Name == "ingest.vrf.appenders=8" {
-			// 70% of the CPU limit measured around the run
-			if cpu, _ := strconv.ParseFloat(cpuLimitOf(f.Note), 64); f.Goal <= 0 || math.Abs(f.Goal-0.7*cpu) > 1 {
-				t.Errorf("figure %s: goal %v, want 0.7 x its cpu limit (%s)", f.Name, f.Goal, f.Note)
-			}
-		} else if g := goals[f.Name]; f.Goal != g || (g > 0) != (f.GoalMet != nil) || (g > 0) != (f.GoalName != "") {
-			t.Errorf("figure %s: goal %v (%q, met %v), want %v", f.Name, f.Goal, f.GoalName, f.GoalMet, g)
-		}
+	return c
+}
+
+// TestCommitSizes checks that the disk limits replay the batches the
+// ledger committed: one per Append call made one after the other.
+func TestCommitSizes(t *testing.T) {
+	b := testBench(t)
+	corpus := generate(t, ledgertest.Config{Seed: 3, Receipts: 20, Agents: 3})
+	calls := []int{1, 5, 1, 13}
+	l := appendCalls(t, b, corpus, calls)
+	got, err := commitSizes(l.Ledger)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, name := range []string{"scorecard.since_30d.bundles=300", "trend.day.bundles=1200", "reputation.agent"} {
-		if f := got[name]; f.Unit != "ms" || f.Better != "lower" {
-			t.Errorf("figure %s: unit %q, better %q: want a latency in ms, lower is better", name, f.Unit, f.Better)
-		}
-	}
-	for _, name := range want {
-		if _, ok := got[name]; !ok {
-			t.Errorf("figure %s missing", name)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("%d figures, want %d", len(got), len(want))
-	}
-	m := rep.Machine
-	if m.GOMAXPROCS <= 0 || m.GOOS == "" || m.GOARCH == "" || !strings.HasPrefix(m.GoVersion, "go") {
-		t.Errorf("machine %+v", m)
-	}
-	if rep.Sizes.Events != 600 || rep.Sizes.Appenders != 8 || fmt.Sprint(rep.Sizes.Bundles) != "[300 1200]" {
-		t.Errorf("sizes %+v", rep.Sizes)
-	}
-	for _, f := range rep.Facts {
-		if !(f.Value > 0) {
-			t.Errorf("fact %s = %v, want positive", f.Name, f.Value)
-		}
-	}
-	for _, name := range want {
-		if !strings.Contains(stdout, name) {
-			t.Errorf("table lacks %s", name)
-		}
-	}
-	if !strings.Contains(stdout, "GOAL") || !strings.Contains(stdout, "< 1.00 ms: ") {
-		t.Errorf("table lacks the goals:\n%s", stdout)
-	}
-	// The work directory is left empty: every ledger and store is removed.
-	if left, _ := os.ReadDir(work); len(left) != 0 {
-		t.Errorf("work directory not cleaned: %v", left)
+	want := []int64{1, 5, 1, 13}
+	if !slices.Equal(got, want) {
+		t.Errorf("commit sizes %v, want %v", got, want)
 	}
 }
 
-func TestBenchUsage(t *testing.T) {
-	if _, _, code := runBenchCommand(t, "--events", "3"); code != exitUsage {
-		t.Errorf("--events 3: exit %d, want %d", code, exitUsage)
+// TestLimitStores checks that the limit stores hold the data their
+// figures read, for every event of the ledger: the lookup store an
+// identity and digest entry, a leaf and a document per event and every
+// tree hash; the leaf store every leaf; the projection store every
+// projection key.
+func TestLimitStores(t *testing.T) {
+	b := testBench(t)
+	ctx := context.Background()
+	corpus := generate(t, ledgertest.Config{Seed: 4, Receipts: 30, Bundles: 20, Attestations: 6, Agents: 4})
+	l := appendCalls(t, b, corpus, []int{len(corpus.Docs)})
+	n := l.Size()
+
+	db, err := b.openLimitStore(filepath.Join(b.work, "lookups"), false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, bundles := range []string{"50", "1000,x", ""} {
-		if _, _, code := runBenchCommand(t, "--bundles", bundles); code != exitUsage {
-			t.Errorf("--bundles %q: exit %d, want %d", bundles, code, exitUsage)
+	defer db.Close()
+	st, err := b.fillLookupStore(ctx, l.Ledger, db, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 4*n + tlog.StoredHashCount(n); st.keys != want {
+		t.Errorf("lookup store: %d keys, want %d (4 per event and %d tree hashes)", st.keys, want, tlog.StoredHashCount(n))
+	}
+	if len(st.present) != 16 {
+		t.Errorf("sample of %d keys, want 16", len(st.present))
+	}
+	for _, k := range append(st.present, identityKey(codec.KindVRF, corpus.Docs[0].ID), identityKey(codec.KindRVWW, lastOf(corpus, codec.KindRVWW).ID)) {
+		v, closer, err := db.Get(k)
+		if err != nil {
+			t.Errorf("get %q: %v", k, err)
+			continue
 		}
+		if len(v) == 0 && k[0] != tagDocument {
+			t.Errorf("get %q: empty value", k)
+		}
+		closer.Close()
 	}
-	if _, _, code := runBenchCommand(t, "extra"); code != exitUsage {
-		t.Errorf("extra argument: exit %d, want %d", code, exitUsage)
+
+	leaves, err := b.openLimitStore(filepath.Join(b.work, "leaves"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leaves.Close()
+	if err := copyLeaves(ctx, l.Ledger, leaves); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scanLeaves(ctx, leaves, int(n)); err != nil {
+		t.Error(err)
+	}
+	if _, err := scanLeaves(ctx, leaves, int(n)+1); err == nil {
+		t.Error("scanLeaves accepted a store short of one leaf")
+	}
+
+	proj, err := b.openLimitStore(filepath.Join(b.work, "projections"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proj.Close()
+	snap := l.Snapshot()
+	defer snap.Close()
+	var want int64
+	if err := snap.RangePrefix(ledger.ProjectionPrefix, func(_, _ []byte) (bool, error) { want++; return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := copyProjections(ctx, snap, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || got == 0 {
+		t.Errorf("copied %d projection keys, the ledger has %d", got, want)
+	}
+	// A query's recorded reads, made on the copy, find the same keys.
+	ops, err := record(snap, func(r index.Reader) error {
+		return r.Range(ledger.ProjectionPrefix, ledger.PrefixEnd(ledger.ProjectionPrefix), func(_, _ []byte) (bool, error) { return true, nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replayReads(proj, ops); err != nil {
+		t.Errorf("replaying a full range on the copy: %v", err)
 	}
 }
 
-// cpuLimitOf returns the "cpu limit N/s" of an ingest figure's note.
-func cpuLimitOf(note string) string {
-	_, rest, ok := strings.Cut(note, "cpu limit ")
-	if !ok {
-		return ""
+// lastOf returns the corpus's last document of a kind.
+func lastOf(c *ledgertest.Corpus, kind codec.Kind) ledgertest.Doc {
+	for i := len(c.Docs) - 1; i >= 0; i-- {
+		if c.Docs[i].Kind == kind {
+			return c.Docs[i]
+		}
 	}
-	v, _, _ := strings.Cut(rest, "/s")
-	return v
+	return ledgertest.Doc{}
 }

@@ -1,4 +1,4 @@
-//go:build benchmove && !linux
+//go:build !linux
 
 package bench
 

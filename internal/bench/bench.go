@@ -1,113 +1,153 @@
-//go:build benchmove
-
 package bench
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
-
-	"github.com/urfave/cli/v2"
 )
 
-// benchCommand is `ledger bench`: it measures verified durable ingest,
-// replay lookups, inclusion proofs and bytes on disk, each beside a limit
-// measured in the same run on the same machine.
-func benchCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name:  "bench",
-		Usage: "measure ingest, lookups, proofs and bytes on disk against limits measured in the same run",
-		Description: "Generates a deterministic corpus (package ledger/ledgertest) and measures, in one run:\n" +
-			"  cpu.*          bare Ed25519 verifications and HMAC-SHA256 on all cores (limit: one core x GOMAXPROCS)\n" +
-			"  disk.*         raw Pebble synced batches of the same bytes and batch sizes as the ledger's group\n" +
-			"                 commits (limit: the same batches written to a preallocated file, each fdatasynced)\n" +
-			"  ingest.*       durable ledger.Append per kind (index projections on, as `ledger append` runs),\n" +
-			"                 1 appender and --appenders concurrent ones, one document per call (limit: the\n" +
-			"                 lower of the CPU limit scaled to the verifications each document needs, measured\n" +
-			"                 around the run, and the disk limit)\n" +
-			"  build.*        building the --events ledger of receipts through the real append path\n" +
-			"  replay.*       at that size: .check is ledger.Seen, the identity point lookup of an append\n" +
-			"                 (limit: raw Pebble Gets of random identity keys, i/); .lookup is ledger.Lookup and\n" +
-			"                 .append an Append of a stored document (limit: raw Gets of random present keys)\n" +
-			"  proof.*        ledger.ProveInclusion and InclusionProof.Verify at that size (limit: bare\n" +
-			"                 tlog.ProveRecord / CheckRecord on an in-memory hash store of the same size)\n" +
-			"  disk.bytes_per_event  directory size after flush and compaction (limit: raw document bytes)\n" +
-			"  reputation.*   index.Agent of one agent (all time, --since 30d) and index.Agents on the big ledger\n" +
-			"                 (limit: the same keys read from the bare Pebble store)\n" +
-			"  scorecard.*    `scorecard --since 30d` on witness-bundle ledgers of each --bundles size, spread over\n" +
-			"                 180 days, built through the real append path (limit: the same rollup and edge keys\n" +
-			"                 read with a bare Pebble iterator; .open adds opening the ledger, as the command does)\n" +
-			"  trend.*        the trend by day, week and month over the whole span (limit: the same keys, bare)\n" +
-			"  rebuild.*      ledger.Rebuild of the biggest bundle ledger, compacted first, under the GC target\n" +
-			"                 `ledger rebuild` sets (limit: a bare scan of its leaves, on the same store)\n" +
-			"Figures the issues set goals for show them, met or not: ingest of receipts with 64 appenders at\n" +
-			"70% of the bare Ed25519 rate, of bundles at 50k/s (Tessera's POSIX log), 1M replay checks/s at 1M\n" +
-			"events, 100 ms for the 30-day scorecard of 1M bundles, 1 ms for one agent's reputation, 200k\n" +
-			"events/s for rebuild.\n\n" +
-			"Machines are shared and noisy: read the ratios, not the absolute values. Progress goes to stderr.",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "events", Usage: "size of the big ledger for the replay, proof and reputation figures", Value: 1_000_000},
-			&cli.StringFlag{Name: "bundles", Usage: "comma-separated sizes of the witness-bundle ledgers for the scorecard, trend and rebuild figures", Value: "10000,100000,1000000"},
-			&cli.BoolFlag{Name: "quick", Usage: "small sizes and short measurements, so the run takes seconds"},
-			&cli.StringFlag{Name: "json", Usage: "also write every figure and the machine to this JSON `FILE`"},
-			&cli.StringFlag{Name: "dir", Usage: "work directory (default: a temporary directory, removed afterwards)"},
-			&cli.IntFlag{Name: "appenders", Usage: "concurrent appenders of the concurrent ingest runs", Value: 64},
-			&cli.Uint64Flag{Name: "seed", Usage: "corpus seed", Value: 1},
-		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 0 {
-				return usageErrorf("bench takes no arguments")
-			}
-			opts := benchOptions{
-				Events:    c.Int("events"),
-				Quick:     c.Bool("quick"),
-				JSONPath:  c.String("json"),
-				Dir:       c.String("dir"),
-				Appenders: c.Int("appenders"),
-				Seed:      c.Uint64("seed"),
-			}
-			if !c.IsSet("events") && opts.Quick {
-				opts.Events = 2000
-			}
-			if opts.Events < 16 || opts.Appenders < 1 {
-				return usageErrorf("bench: --events must be at least 16 and --appenders at least 1")
-			}
-			bundles := c.String("bundles")
-			if !c.IsSet("bundles") && opts.Quick {
-				bundles = "400,1600"
-			}
-			var err error
-			if opts.Bundles, err = parseBundleSizes(bundles); err != nil {
-				return usageErrorf("bench: %v", err)
-			}
-			return runBench(c.Context, e, opts)
-		},
-	}
-}
+// Description is the help text of ledger-bench: what every figure and its
+// limit measure.
+const Description = "Generates a deterministic corpus (package ledger/ledgertest) and measures, in one run:\n" +
+	"  cpu.*          bare Ed25519 verifications and HMAC-SHA256 on all cores (limit: one core x GOMAXPROCS)\n" +
+	"  disk.*         raw Pebble synced batches of the same bytes and batch sizes as the ledger's group\n" +
+	"                 commits, read from its checkpoints (limit: the same batches written to a\n" +
+	"                 preallocated file, each fdatasynced)\n" +
+	"  ingest.*       durable admit.Ledger.Append per kind (index projections on, as `ledger append` runs),\n" +
+	"                 1 appender and --appenders concurrent ones, one document per call (limit: the\n" +
+	"                 lower of the CPU limit scaled to the verifications each document needs, measured\n" +
+	"                 around the run, and the disk limit)\n" +
+	"  build.*        building the --events ledger of receipts through the real append path\n" +
+	"  replay.*       at that size: .check is ledger.Seen, the identity point lookup of an append\n" +
+	"                 (limit: raw Pebble Gets of the same receipts' identity keys); .lookup is ledger.Lookup\n" +
+	"                 and .append an Append of a stored document (limit: raw Gets of random present keys).\n" +
+	"                 The limits read a bare store of their own holding, for every event of the ledger\n" +
+	"                 (read with ledger.Scan), an identity entry (kind and id -> seq and digest), a digest\n" +
+	"                 entry, the leaf, the document and the tree hashes, flushed and fully compacted; the\n" +
+	"                 ledger's own store is never opened\n" +
+	"  proof.*        ledger.ProveInclusion and InclusionProof.Verify at that size (limit: bare\n" +
+	"                 tlog.ProveRecord / CheckRecord on an in-memory hash store of the same size)\n" +
+	"  disk.bytes_per_event  the ledger's directory size once it is closed (its memtable flushed; no\n" +
+	"                 compaction is forced, as the ledger offers none) (limit: raw document bytes)\n" +
+	"  reputation.*   index.Agent of one agent (all time, --since 30d) and index.Agents on the big ledger\n" +
+	"                 (limit: the same keys read from a bare store of its own holding a copy of the ledger's\n" +
+	"                 projections, the x/ keyspace read through a snapshot, flushed and fully compacted)\n" +
+	"  scorecard.*    `scorecard --since 30d` on witness-bundle ledgers of each --bundles size, spread over\n" +
+	"                 180 days, built through the real append path (limit: the same rollup and edge keys\n" +
+	"                 read with a bare Pebble iterator from such a copy of the projections; .open adds\n" +
+	"                 opening the ledger, as the command does, and the limit opening the copy)\n" +
+	"  trend.*        the trend by day, week and month over the whole span (limit: the same keys, bare)\n" +
+	"  rebuild.*      ledger.Rebuild of the biggest bundle ledger, as the appends left it (the ledger\n" +
+	"                 offers no compaction), under the GC target `ledger rebuild` sets (limit: a bare\n" +
+	"                 iterator over the same leaves, read with ledger.Scan and written to a store of its\n" +
+	"                 own, flushed and fully compacted)\n" +
+	"Figures the issues set goals for show them, met or not: ingest of receipts with 64 appenders at\n" +
+	"70% of the bare Ed25519 rate, of bundles at 50k/s (Tessera's POSIX log), 1M replay checks/s at 1M\n" +
+	"events, 100 ms for the 30-day scorecard of 1M bundles, 1 ms for one agent's reputation, 200k\n" +
+	"events/s for rebuild.\n\n" +
+	"Machines are shared and noisy: read the ratios, not the absolute values. Progress goes to stderr."
 
-// benchOptions are the flags of `ledger bench`.
-type benchOptions struct {
-	Events    int
-	Bundles   []int // sizes of the witness-bundle ledgers, ascending
-	Quick     bool
-	JSONPath  string
-	Dir       string
+// ErrUsage is wrapped by the errors about options a run cannot use (a
+// size out of range, an unusable work directory): the caller's mistake,
+// which a command reports as a usage error.
+var ErrUsage = errors.New("bad bench option")
+
+// Options configure a run: they are the flags of ledger-bench. Start from
+// DefaultOptions.
+type Options struct {
+	// Events is the size of the big ledger of receipts behind the build,
+	// replay, proof, reputation and bytes-on-disk figures: at least 16.
+	Events int
+	// Bundles are the sizes of the witness-bundle ledgers behind the
+	// scorecard, trend and rebuild figures, each at least 100 (see
+	// ParseBundleSizes); the rebuild figure uses the biggest.
+	Bundles []int
+	// Quick makes every measurement and ingest run short, so that a run
+	// at small sizes takes seconds.
+	Quick bool
+	// JSONPath, when set, is where the report is also written as JSON.
+	JSONPath string
+	// Dir is the work directory, created when missing; empty means a
+	// temporary directory, removed afterwards. Every ledger and store a
+	// run makes in it is removed before Run returns.
+	Dir string
+	// Appenders is the number of concurrent appenders of the concurrent
+	// ingest runs and of the big ledger's build: at least 1.
 	Appenders int
-	Seed      uint64
+	// Seed selects the corpora.
+	Seed uint64
+	// Logger receives the ledgers' and Pebble's messages; nil discards
+	// them. Progress goes to Run's stderr.
+	Logger *slog.Logger
 }
 
-// benchSizes are the sizes a run uses, from the options.
+// DefaultOptions returns the default sizes of a full run (1M receipts;
+// bundle ledgers of 10k, 100k and 1M; 64 appenders; seed 1) or, with
+// quick, of a quick one (2,000 receipts; bundle ledgers of 400 and 1,600).
+func DefaultOptions(quick bool) Options {
+	o := Options{Events: 1_000_000, Bundles: []int{10_000, 100_000, 1_000_000}, Quick: quick, Appenders: 64, Seed: 1}
+	if quick {
+		o.Events, o.Bundles = 2000, []int{400, 1600}
+	}
+	return o
+}
+
+// check returns an error wrapping ErrUsage naming the first option out of
+// range, and the options with their bundle sizes sorted, without repeats.
+func (o Options) check() (Options, error) {
+	if o.Events < 16 {
+		return o, fmt.Errorf("%w: events: %d is below 16", ErrUsage, o.Events)
+	}
+	if o.Appenders < 1 {
+		return o, fmt.Errorf("%w: appenders: %d is below 1", ErrUsage, o.Appenders)
+	}
+	if len(o.Bundles) == 0 {
+		return o, fmt.Errorf("%w: bundles: no bundle ledger size", ErrUsage)
+	}
+	for _, n := range o.Bundles {
+		if n < 100 {
+			return o, fmt.Errorf("%w: bundles: %d is below 100", ErrUsage, n)
+		}
+	}
+	o.Bundles = slices.Compact(slices.Sorted(slices.Values(o.Bundles)))
+	return o, nil
+}
+
+// ParseBundleSizes reads a list of bundle ledger sizes as the --bundles
+// flag gives it: comma-separated counts, each at least 100 ("_" may group
+// digits). It returns them sorted, without repeats; a bad list is an error
+// wrapping ErrUsage.
+func ParseBundleSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(strings.ReplaceAll(f, "_", ""))
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 100 {
+			return nil, fmt.Errorf("%w: bundles: %q is not a count of at least 100 bundles", ErrUsage, f)
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// benchSizes are the sizes a run uses, from the options; the report's
+// "sizes".
 type benchSizes struct {
 	Measure      time.Duration `json:"-"`                  // length of each timed loop
 	MeasureSecs  float64       `json:"measure_seconds"`    // Measure in seconds
@@ -128,7 +168,7 @@ type benchSizes struct {
 	BundleTextScale float64 `json:"bundle_text_scale"`
 }
 
-func (o benchOptions) sizes() benchSizes {
+func (o Options) sizes() benchSizes {
 	s := benchSizes{Measure: 3 * time.Second, SingleDocs: 2000, ConcDocs: 20000, Appenders: o.Appenders,
 		Events: o.Events, BuildPerCall: 16, DiskReplay: 200_000, Sample: 4096, Trials: 2, Seed: o.Seed,
 		Bundles: o.Bundles, BundleSpanDays: bundleSpan.Hours() / 24, BundleTextScale: bundleTextScale}
@@ -193,11 +233,11 @@ type benchReport struct {
 	Facts     []fact     `json:"facts"`
 }
 
-// bench is one run of `ledger bench`.
+// bench is one run.
 type bench struct {
 	sizes    benchSizes
 	work     string
-	log      *slog.Logger // the CLI's logger: ledger and Pebble messages
+	log      *slog.Logger // ledger and Pebble messages (Options.Logger)
 	progress *slog.Logger // what the run is doing, at info level on stderr
 	rep      *benchReport
 
@@ -206,45 +246,70 @@ type bench struct {
 	proofNote             string
 }
 
-func runBench(ctx context.Context, e *env, opts benchOptions) error {
+// Run makes one run with opts: it measures every figure, prints the
+// report to stdout (progress goes to stderr) and, when opts.JSONPath is
+// set, writes it there as JSON. Options out of range, or a work directory
+// it cannot create, are errors wrapping ErrUsage; ctx ends the run early.
+func Run(ctx context.Context, opts Options, stdout, stderr io.Writer) error {
+	opts, err := opts.check()
+	if err != nil {
+		return err
+	}
 	work := opts.Dir
 	if work == "" {
 		d, err := os.MkdirTemp("", "ledger-bench-")
 		if err != nil {
-			return exitf(exitInternal, "bench: %w", err)
+			return fmt.Errorf("work directory: %w", err)
 		}
 		defer os.RemoveAll(d)
 		work = d
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
-		return usageErrorf("bench --dir %s: %v", work, pathless(err))
+		return fmt.Errorf("%w: dir %s: %w", ErrUsage, work, pathless(err))
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	b := &bench{
 		sizes:    opts.sizes(),
 		work:     work,
-		log:      e.log,
-		progress: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		log:      logger,
+		progress: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		rep:      &benchReport{Started: time.Now().UTC(), LoadStart: loadAverage(), Machine: describeMachine()},
 	}
 	b.rep.Sizes = b.sizes
 	start := time.Now()
 	if err := b.run(ctx); err != nil {
-		return exitf(exitInternal, "bench: %w", err)
+		return err
 	}
 	b.rep.Seconds = time.Since(start).Seconds()
 	b.rep.LoadEnd = loadAverage()
-	printReport(e.stdout, b.rep)
+	printReport(stdout, b.rep)
 	if opts.JSONPath != "" {
 		data, err := json.MarshalIndent(b.rep, "", "  ")
 		if err != nil {
-			return exitf(exitInternal, "bench: %w", err)
+			return fmt.Errorf("report: %w", err)
 		}
 		if err := os.WriteFile(opts.JSONPath, append(data, '\n'), 0o644); err != nil {
-			return exitf(exitInternal, "bench: write %s: %v", opts.JSONPath, pathless(err))
+			return fmt.Errorf("write %s: %w", opts.JSONPath, pathless(err))
 		}
-		fmt.Fprintf(e.stdout, "\nwrote %s\n", opts.JSONPath)
+		fmt.Fprintf(stdout, "\nwrote %s\n", opts.JSONPath)
 	}
 	return nil
 }
+
+// pathless drops the path a *fs.PathError repeats, for messages that
+// already name the file.
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// formatTime writes t as the report's notes do: RFC 3339 in UTC.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // run measures everything in order: the CPU limits, the ingest runs with
 // their disk limits, the big ledger (with the reputation figures), then the

@@ -1,5 +1,3 @@
-//go:build benchmove
-
 package bench
 
 import (
@@ -11,9 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +19,7 @@ import (
 
 	"github.com/proofledger/ledger/index"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 	"github.com/proofledger/ledger/scorecard"
 )
@@ -61,26 +59,6 @@ const (
 	// latencyMaxRuns caps the timed runs of one latency measurement.
 	latencyMaxRuns = 20_000
 )
-
-// eventPrefix is the store keyspace of the events' leaves ("e/<seq>",
-// docs/FORMAT.md), which the rebuild limit scans with a bare iterator.
-const eventPrefix = "e/"
-
-// parseBundleSizes reads --bundles: comma-separated bundle counts, each at
-// least 100. It returns them sorted, without repeats.
-func parseBundleSizes(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(strings.ReplaceAll(f, "_", ""))
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 100 {
-			return nil, fmt.Errorf("--bundles: %q is not a count of at least 100 bundles", f)
-		}
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
 
 // readOp is one read a query made through a recordingReader: a point Get,
 // or a range of which the query visited the first visited keys.
@@ -220,25 +198,43 @@ type projQuery struct {
 }
 
 // queryOptions are the options the query commands open a ledger with
-// (openLedger with readOnly): read-only, with the index projections.
+// (openLedger with readOnly, through admit.Open): read-only, with the
+// index projections.
 func (b *bench) queryOptions() ledger.Options {
 	return ledger.Options{Logger: b.log, ReadOnly: true, Projectors: []ledger.Projector{index.New()}}
 }
 
+// openQuery opens the ledger in dir as the query commands do (openQuery):
+// read-only, refusing stale projections.
+func (b *bench) openQuery(dir string) (*admit.Ledger, error) {
+	l, err := admit.Open(dir, b.queryOptions())
+	if err != nil {
+		return nil, err
+	}
+	if l.Stale() {
+		l.Close()
+		return nil, ledger.ErrStale
+	}
+	return l, nil
+}
+
 // measureQueries measures each query on the closed ledger in dir, as the
 // command runs it once the ledger is open; then its limit, the same reads
-// on the bare store; then, for the queries marked cold, the whole command
-// path with opening and closing the ledger, and its limit.
+// on a limit store holding a copy of the ledger's projections; then, for
+// the queries marked cold, the whole command path with opening and
+// closing the ledger, and its limit, with opening and closing the copy.
 func (b *bench) measureQueries(ctx context.Context, dir string, qs []*projQuery) error {
-	if err := b.openQueries(ctx, dir, qs); err != nil {
+	limitDir := freshDir(filepath.Join(b.work, "limit-projections"))
+	defer os.RemoveAll(limitDir)
+	if err := b.openQueries(ctx, dir, limitDir, qs); err != nil {
 		return err
 	}
-	if err := b.bareQueries(ctx, dir, qs); err != nil {
+	if err := b.bareQueries(ctx, limitDir, qs); err != nil {
 		return err
 	}
 	for _, q := range qs {
 		if q.cold {
-			if err := b.coldQuery(ctx, dir, q); err != nil {
+			if err := b.coldQuery(ctx, dir, limitDir, q); err != nil {
 				return fmt.Errorf("%s (open): %w", q.name, err)
 			}
 		}
@@ -246,11 +242,12 @@ func (b *bench) measureQueries(ctx context.Context, dir string, qs []*projQuery)
 	return nil
 }
 
-// openQueries records each query's reads and measures it on the open
-// ledger: as openQuery and the command, check the projections, take a
-// snapshot, query, release the snapshot.
-func (b *bench) openQueries(ctx context.Context, dir string, qs []*projQuery) (err error) {
-	l, err := ledger.Open(dir, b.queryOptions())
+// openQueries records each query's reads, copies the projections into a
+// limit store at limitDir, and measures each query on the open ledger: as
+// openQuery and the command, check the projections, take a snapshot,
+// query, release the snapshot.
+func (b *bench) openQueries(ctx context.Context, dir, limitDir string, qs []*projQuery) (err error) {
+	l, err := b.openQuery(dir)
 	if err != nil {
 		return err
 	}
@@ -266,14 +263,19 @@ func (b *bench) openQueries(ctx context.Context, dir string, qs []*projQuery) (e
 			return fmt.Errorf("%s: %w", q.name, err)
 		}
 	}
-	if err := snap.Close(); err != nil {
+	b.progress.Info("copying the projections to a limit store", "events", snap.Size())
+	err = b.fillProjectionStore(ctx, snap, limitDir)
+	if cerr := snap.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
 	for _, q := range qs {
 		b.progress.Info("measuring", "query", q.name)
 		q.warm, q.warmRuns, err = latency(ctx, b.sizes.Measure/2, func() error {
-			if l.ProjectionsStale() {
-				return ledger.ErrStaleProjections
+			if l.Stale() {
+				return ledger.ErrStale
 			}
 			s := l.Snapshot()
 			err := q.run(s)
@@ -289,10 +291,26 @@ func (b *bench) openQueries(ctx context.Context, dir string, qs []*projQuery) (e
 	return nil
 }
 
+// fillProjectionStore creates the limit store of the projection queries at
+// dir: a settled copy of every projection key snap holds.
+func (b *bench) fillProjectionStore(ctx context.Context, snap *ledger.Snapshot, dir string) (err error) {
+	db, err := b.openLimitStore(dir, false)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	_, err = copyProjections(ctx, snap, db)
+	return err
+}
+
 // bareQueries measures each query's limit: its recorded reads made on the
-// bare store, opened once.
-func (b *bench) bareQueries(ctx context.Context, dir string, qs []*projQuery) (err error) {
-	db, err := openStore(dir, true, b.log)
+// limit store at limitDir, opened once.
+func (b *bench) bareQueries(ctx context.Context, limitDir string, qs []*projQuery) (err error) {
+	db, err := b.openLimitStore(limitDir, true)
 	if err != nil {
 		return err
 	}
@@ -312,19 +330,15 @@ func (b *bench) bareQueries(ctx context.Context, dir string, qs []*projQuery) (e
 
 // coldQuery measures the command's whole path but process start and
 // printing: open the ledger read-only, check the projections, snapshot,
-// query, close; and its limit: open the bare store read-only, make the
-// same reads, close it.
-func (b *bench) coldQuery(ctx context.Context, dir string, q *projQuery) error {
+// query, close; and its limit: open the limit store at limitDir
+// read-only, make the same reads, close it.
+func (b *bench) coldQuery(ctx context.Context, dir, limitDir string, q *projQuery) error {
 	b.progress.Info("measuring the whole command path", "query", q.name)
 	var err error
 	q.coldRun, _, err = latency(ctx, b.sizes.Measure/2, func() error {
-		l, err := ledger.Open(dir, b.queryOptions())
+		l, err := b.openQuery(dir)
 		if err != nil {
 			return err
-		}
-		if l.ProjectionsStale() {
-			l.Close()
-			return ledger.ErrStaleProjections
 		}
 		s := l.Snapshot()
 		err = q.run(s)
@@ -338,7 +352,7 @@ func (b *bench) coldQuery(ctx context.Context, dir string, q *projQuery) error {
 		return err
 	}
 	q.coldBare, _, err = latency(ctx, b.sizes.Measure/2, func() error {
-		db, err := openStore(dir, true, b.log)
+		db, err := b.openLimitStore(limitDir, true)
 		if err != nil {
 			return err
 		}
@@ -371,12 +385,12 @@ func (b *bench) addQuery(q *projQuery) {
 	b.add(figure{Name: q.name, Value: ms(q.warm), Unit: "ms", Limit: ms(q.bare), Better: "lower",
 		LimitName: fmt.Sprintf("bare pebble: the same %d keys (%s)", reads, countOf(len(q.ops), "read")),
 		Goal:      q.goal, GoalName: goalName,
-		Note: fmt.Sprintf("median of %d; %s; snapshot, query and release on the open ledger", q.warmRuns, q.note)})
+		Note: fmt.Sprintf("median of %d; %s; snapshot, query and release on the open ledger; the limit reads a settled copy of the projections", q.warmRuns, q.note)})
 	if q.cold {
 		b.add(figure{Name: q.name + ".open", Value: ms(q.coldRun), Unit: "ms", Limit: ms(q.coldBare), Better: "lower",
 			LimitName: "pebble.Open read-only + the same keys + Close",
 			Goal:      q.goal, GoalName: goalName,
-			Note: "the command's whole path but process start and printing: ledger.Open read-only, ProjectionsStale, Snapshot, the query, Close; " + q.note})
+			Note: "the command's whole path but process start and printing: admit.Open read-only, Stale, Snapshot, the query, Close; " + q.note})
 	}
 }
 
@@ -417,7 +431,7 @@ func (b *bench) bundleLedger(ctx context.Context, dir string, n int, rebuild boo
 	at := fmt.Sprintf("bundles=%d", n)
 	sc := &projQuery{name: "scorecard.since_30d." + at, cold: true, run: func(r index.Reader) error {
 		var err error
-		rep, err = scorecard.Build(r, nil, window)
+		rep, err = scorecard.Build(r, window)
 		return err
 	}}
 	if n >= goalScorecardBundles {
@@ -457,24 +471,21 @@ func (b *bench) bundleLedger(ctx context.Context, dir string, n int, rebuild boo
 }
 
 // buildBundles appends the corpus of cfg to a fresh ledger through
-// ledger.Append with the index projections, in calls of
+// admit.Ledger.Append with the index projections, in calls of
 // bundleBuildPerCall bundles from max(4, GOMAXPROCS) appender goroutines,
 // so that some calls are verified while others wait for their commit.
 // Each task's bundles go through one appender, in corpus order, so that
 // retries and regressions are recorded as the corpus made them.
 func (b *bench) buildBundles(ctx context.Context, dir string, cfg ledgertest.Config) error {
-	if err := ledger.Init(dir, ledger.InitOptions{Origin: "bench.proofledger.local/bundles", Logger: b.log}); err != nil {
-		return err
-	}
-	l, err := ledger.Open(dir, b.ledgerOptions())
+	l, err := b.initLedger(dir, "bench.proofledger.local/bundles")
 	if err != nil {
 		return err
 	}
-	opts := ledger.AppendOptions{HMACKeys: cfg.Keys().HMACKeys()}
+	opts := admit.Options{HMACKeys: cfg.Keys().HMACKeys()}
 	appenders := max(4, runtime.GOMAXPROCS(0)) // calls in flight while others wait for their fsync
-	lanes := make([]chan []ledger.Submission, appenders)
+	lanes := make([]chan []admit.Submission, appenders)
 	for i := range lanes {
-		lanes[i] = make(chan []ledger.Submission, 2)
+		lanes[i] = make(chan []admit.Submission, 2)
 	}
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -497,13 +508,13 @@ func (b *bench) buildBundles(ctx context.Context, dir string, cfg ledgertest.Con
 	}
 	b.progress.Info("building a bundle ledger", "bundles", cfg.Bundles, "text_scale", cfg.TextScale, "appenders", appenders)
 	start, last := time.Now(), time.Now()
-	pending := make([][]ledger.Submission, appenders)
+	pending := make([][]admit.Submission, appenders)
 	var raw int64
 	gerr := ledgertest.StreamContext(ctx, cfg, func(d ledgertest.Doc) error {
 		h := fnv.New32a()
 		h.Write([]byte(d.Subject))
 		k := int(h.Sum32() % uint32(appenders))
-		pending[k] = append(pending[k], ledger.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
+		pending[k] = append(pending[k], admit.Submission{Name: d.Name, Data: d.Data, Arrival: d.Arrival})
 		raw += int64(len(d.Data))
 		if len(pending[k]) == bundleBuildPerCall {
 			select {
@@ -545,39 +556,30 @@ func (b *bench) buildBundles(ctx context.Context, dir string, cfg ledgertest.Con
 	return nil
 }
 
-// rebuildRate compacts the ledger in dir, then measures ledger.Rebuild of
-// it (the fastest of sizes.Trials rebuilds) against a bare scan of its
-// leaves.
-func (b *bench) rebuildRate(ctx context.Context, dir string, n int) error {
-	// Settle the store first: building it just now left compactions
-	// pending that would otherwise run during both measurements, where a
-	// ledger in service has long finished them.
-	b.progress.Info("compacting the bundle ledger", "events", n)
-	compactStart := time.Now()
-	if err := compactStore(ctx, dir, b.log); err != nil {
-		return err
+// rebuildGCPercent is the garbage collector's target `ledger rebuild` sets
+// while a rebuild runs (cmd/ledger/rebuildcmd.go: GOGC 400 instead of 100,
+// unless GOGC is set); the rebuild figure is measured under the same
+// setting.
+const rebuildGCPercent = 400
+
+// withRebuildGC runs fn with the rebuild's GC target, unless GOGC is set.
+func withRebuildGC(fn func() error) error {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(rebuildGCPercent))
 	}
-	b.fact(fmt.Sprintf("rebuild.events=%d.compaction_seconds", n), time.Since(compactStart).Seconds(), "s")
-	db, err := openStore(dir, true, b.log)
+	return fn()
+}
+
+// rebuildRate measures ledger.Rebuild of the ledger in dir (the fastest of
+// sizes.Trials rebuilds) against a bare scan of the same leaves, copied
+// into a settled limit store of their own. The ledger offers no
+// compaction: it is rebuilt as the appends left it.
+func (b *bench) rebuildRate(ctx context.Context, dir string, n int) error {
+	scan, err := b.leafScan(ctx, dir, n)
 	if err != nil {
 		return err
 	}
-	b.progress.Info("scanning the leaves with a bare iterator", "events", n)
-	var scan time.Duration
-	for range b.sizes.Trials {
-		d, err := scanLeaves(ctx, db, n)
-		if err != nil {
-			db.Close()
-			return err
-		}
-		if scan == 0 || d < scan {
-			scan = d
-		}
-	}
-	if err := db.Close(); err != nil {
-		return err
-	}
-	l, err := ledger.Open(dir, b.ledgerOptions())
+	l, err := b.openLedger(dir)
 	if err != nil {
 		return err
 	}
@@ -597,20 +599,62 @@ func (b *bench) rebuildRate(ctx context.Context, dir string, n int) error {
 	}
 	name := fmt.Sprintf("rebuild.events=%d", n)
 	b.add(figure{Name: name, Value: float64(n) / best.Seconds(), Unit: "events/s", Limit: float64(n) / scan.Seconds(),
-		LimitName: "bare pebble iterator over the e/ leaves", Goal: goalRebuildEPS, GoalName: fmt.Sprintf("at least %.0fk events/s (issue)", goalRebuildEPS/1000),
-		Note: fmt.Sprintf("ledger.Rebuild of %d witness bundles, fastest of %d: %.2f s (the limit reads every leaf, decodes nothing, writes nothing); GC target %d as in ledger rebuild", n, b.sizes.Trials, best.Seconds(), rebuildGCPercent)})
+		LimitName: "bare pebble iterator over the same leaves", Goal: goalRebuildEPS, GoalName: fmt.Sprintf("at least %.0fk events/s (issue)", goalRebuildEPS/1000),
+		Note: fmt.Sprintf("ledger.Rebuild of %d witness bundles, fastest of %d: %.2f s, on the ledger as its appends left it (the limit reads the same leaves from a settled store of its own, decodes nothing, writes nothing); GC target %d as in ledger rebuild", n, b.sizes.Trials, best.Seconds(), rebuildGCPercent)})
 	if b.sizes.Trials > 1 {
 		b.fact(name+".slowest_trial", float64(n)/slowest.Seconds(), "events/s")
 	}
 	return nil
 }
 
-// scanLeaves reads every leaf of a closed ledger's store with one bare
+// leafScan copies the leaves of the ledger in dir (opened read-only, so
+// that it compacts nothing meanwhile) into a limit store, settles it, and
+// returns the fastest of sizes.Trials bare scans of them. It removes the
+// store.
+func (b *bench) leafScan(ctx context.Context, dir string, n int) (scan time.Duration, err error) {
+	storeDir := freshDir(filepath.Join(b.work, "limit-leaves"))
+	defer os.RemoveAll(storeDir)
+	db, err := b.openLimitStore(storeDir, false)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	l, err := b.openQuery(dir)
+	if err != nil {
+		return 0, err
+	}
+	b.progress.Info("copying the leaves to a limit store", "events", n)
+	start := time.Now()
+	err = copyLeaves(ctx, l.Ledger, db)
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	b.fact(fmt.Sprintf("rebuild.events=%d.limit_store_seconds", n), time.Since(start).Seconds(), "s")
+	b.progress.Info("scanning the leaves with a bare iterator", "events", n)
+	for range b.sizes.Trials {
+		d, err := scanLeaves(ctx, db, n)
+		if err != nil {
+			return 0, err
+		}
+		if scan == 0 || d < scan {
+			scan = d
+		}
+	}
+	return scan, nil
+}
+
+// scanLeaves reads every leaf of a leaf limit store with one bare
 // iterator and returns the time it took.
 func scanLeaves(ctx context.Context, db *pebble.DB, want int) (time.Duration, error) {
-	p := []byte(eventPrefix)
 	start := time.Now()
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: []byte("e0")})
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLeaf}, UpperBound: []byte{tagLeaf + 1}})
 	if err != nil {
 		return 0, err
 	}
@@ -638,7 +682,7 @@ func scanLeaves(ctx context.Context, db *pebble.DB, want int) (time.Duration, er
 // every agent, each against the same reads on the bare store. now is the
 // end of the corpus's time span.
 func (b *bench) reputation(ctx context.Context, dir string, now time.Time) error {
-	l, err := ledger.Open(dir, b.queryOptions())
+	l, err := b.openQuery(dir)
 	if err != nil {
 		return err
 	}

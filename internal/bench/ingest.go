@@ -1,5 +1,3 @@
-//go:build benchmove
-
 package bench
 
 import (
@@ -14,6 +12,7 @@ import (
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/index"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 )
 
@@ -175,10 +174,26 @@ func (b *bench) ingestTrial(ctx context.Context, name string, kind codec.Kind, d
 	return tr, nil
 }
 
-// ledgerOptions are the options `ledger append` opens a ledger with (see
-// openLedger): the index projections are part of the real append path.
-func (b *bench) ledgerOptions() ledger.Options {
-	return ledger.Options{Logger: b.log, Projectors: []ledger.Projector{index.New()}}
+// openLedger opens the ledger in dir as `ledger append` and `ledger
+// rebuild` do: with the admission layer and the index projections, which
+// are part of the real append path.
+func (b *bench) openLedger(dir string) (*admit.Ledger, error) {
+	return admit.Open(dir, ledger.Options{Logger: b.log, Projectors: []ledger.Projector{index.New()}})
+}
+
+// initLedger creates a fresh ledger in dir (removing what an interrupted
+// run in --dir left there) and opens it for appending.
+func (b *bench) initLedger(dir, origin string) (*admit.Ledger, error) {
+	os.RemoveAll(dir)
+	if err := ledger.Init(dir, ledger.InitOptions{Origin: origin, Logger: b.log}); err != nil {
+		return nil, err
+	}
+	return b.openLedger(dir)
+}
+
+// trust are the append options that make a corpus's documents verify.
+func trust(keys ledgertest.Keys) admit.Options {
+	return admit.Options{HMACKeys: keys.HMACKeys(), TrustedSigners: keys.TrustedSigners()}
 }
 
 // lane returns the appender of a document: a receipt goes to the lane of
@@ -197,16 +212,12 @@ func lane(d ledgertest.Doc, lanes int) int {
 // sizes of the batches the ledger committed.
 func (b *bench) ingest(ctx context.Context, name string, docs []ledgertest.Doc, keys ledgertest.Keys, appenders int) (time.Duration, []int64, error) {
 	dir := filepath.Join(b.work, "ingest-"+name)
-	os.RemoveAll(dir) // left over from an interrupted run in --dir
 	defer os.RemoveAll(dir)
-	if err := ledger.Init(dir, ledger.InitOptions{Origin: "bench.proofledger.local/ingest", Logger: b.log}); err != nil {
-		return 0, nil, err
-	}
-	l, err := ledger.Open(dir, b.ledgerOptions())
+	l, err := b.initLedger(dir, "bench.proofledger.local/ingest")
 	if err != nil {
 		return 0, nil, err
 	}
-	opts := ledger.AppendOptions{HMACKeys: keys.HMACKeys(), TrustedSigners: keys.TrustedSigners()}
+	opts := trust(keys)
 	lanes := make([][]ledgertest.Doc, appenders)
 	for _, d := range docs {
 		k := lane(d, appenders)
@@ -218,7 +229,7 @@ func (b *bench) ingest(ctx context.Context, name string, docs []ledgertest.Doc, 
 	for w, ds := range lanes {
 		wg.Go(func() {
 			for _, d := range ds {
-				out, err := l.AppendWithRetry(ctx, []ledger.Submission{{Name: d.Name, Data: d.Data, Arrival: d.Arrival}}, opts)
+				out, err := l.AppendWithRetry(ctx, []admit.Submission{{Name: d.Name, Data: d.Data, Arrival: d.Arrival}}, opts)
 				if err == nil {
 					err = appended(out)
 				}
@@ -231,16 +242,15 @@ func (b *bench) ingest(ctx context.Context, name string, docs []ledgertest.Doc, 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cerr := l.Close()
-	for _, err := range errs {
-		if err != nil {
-			return 0, nil, err
+	batches, err := commitSizes(l.Ledger)
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	for _, aerr := range errs {
+		if aerr != nil {
+			return 0, nil, aerr // an appender failed: that says why
 		}
 	}
-	if cerr != nil {
-		return 0, nil, cerr
-	}
-	batches, err := commitSizes(dir, b.log)
 	if err != nil {
 		return 0, nil, err
 	}

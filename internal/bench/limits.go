@@ -1,5 +1,3 @@
-//go:build benchmove
-
 package bench
 
 import (
@@ -17,7 +15,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/proofledger/ledger/ledger"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 )
 
@@ -115,17 +112,18 @@ func (b *bench) cpuLimit(ctx context.Context, bundles bool, bytesPerDoc float64)
 // docSource yields document bytes in order, cycling when it runs out.
 type docSource func(i int) []byte
 
-// pebbleSyncLimit writes the documents' bytes to a fresh Pebble store in
-// the given batch sizes, each batch committed with pebble.Sync, one batch
-// after the other as the ledger's sequencer commits them, and returns the
-// documents per second and bytes written.
+// pebbleSyncLimit writes the documents' bytes to a fresh limit store in
+// the given batch sizes (the ledger's, from commitSizes), each batch
+// committed with pebble.Sync, one batch after the other as the ledger's
+// sequencer commits them, and returns the documents per second and bytes
+// written.
 func (b *bench) pebbleSyncLimit(ctx context.Context, name string, docs docSource, batches []int64) (float64, int64, error) {
 	dir := filepath.Join(b.work, "raw-pebble-"+name)
 	os.RemoveAll(dir) // left over from an interrupted run in --dir
 	defer os.RemoveAll(dir)
-	db, err := pebble.Open(dir, ledger.PebbleOptions(b.log))
+	db, err := b.openLimitStore(dir, false)
 	if err != nil {
-		return 0, 0, fmt.Errorf("raw pebble: %w", err)
+		return 0, 0, err
 	}
 	defer db.Close()
 	var key [10]byte

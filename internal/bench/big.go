@@ -1,5 +1,3 @@
-//go:build benchmove
-
 package bench
 
 import (
@@ -21,6 +19,7 @@ import (
 
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/ledger"
+	"github.com/proofledger/ledger/ledger/admit"
 	"github.com/proofledger/ledger/ledger/ledgertest"
 	"github.com/proofledger/ledger/proof"
 )
@@ -49,7 +48,6 @@ func (b *bench) bigLedger(ctx context.Context) error {
 		return fmt.Errorf("generate: %w", err)
 	}
 	dir := filepath.Join(b.work, "big-ledger")
-	os.RemoveAll(dir) // left over from an interrupted run in --dir
 	defer os.RemoveAll(dir)
 	if err := b.buildBig(ctx, dir, spool, keys, sample); err != nil {
 		return fmt.Errorf("build: %w", err)
@@ -67,7 +65,7 @@ func (b *bench) bigLedger(ctx context.Context) error {
 	if err := b.proofLimits(ctx); err != nil {
 		return err
 	}
-	return b.bytesOnDisk(ctx, dir, rawBytes)
+	return b.bytesOnDisk(dir, rawBytes)
 }
 
 // writeSpool streams the corpus to a spool file (so that generating it
@@ -150,10 +148,7 @@ func (s *spoolReader) next() (ledgertest.Doc, error) {
 // appenders, BuildPerCall documents per Append call, each agent's chain
 // from one appender, and adds the build figure.
 func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest.Keys, sample []sampleDoc) error {
-	if err := ledger.Init(dir, ledger.InitOptions{Origin: "bench.proofledger.local/big", Logger: b.log}); err != nil {
-		return err
-	}
-	l, err := ledger.Open(dir, b.ledgerOptions())
+	l, err := b.initLedger(dir, "bench.proofledger.local/big")
 	if err != nil {
 		return err
 	}
@@ -163,7 +158,7 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 		return err
 	}
 	defer f.Close()
-	opts := ledger.AppendOptions{HMACKeys: keys.HMACKeys(), TrustedSigners: keys.TrustedSigners()}
+	opts := trust(keys)
 	lanes := make([]chan ledgertest.Doc, b.sizes.Appenders)
 	for i := range lanes {
 		lanes[i] = make(chan ledgertest.Doc, 2*b.sizes.BuildPerCall)
@@ -195,13 +190,13 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 	}()
 	for _, ch := range lanes {
 		wg.Go(func() {
-			subs := make([]ledger.Submission, 0, b.sizes.BuildPerCall)
+			subs := make([]admit.Submission, 0, b.sizes.BuildPerCall)
 			failed := false
 			for d := range ch {
 				if failed {
 					continue // drain so the reader never blocks
 				}
-				subs = append(subs[:0], ledger.Submission{Name: d.Name, Data: d.Data})
+				subs = append(subs[:0], admit.Submission{Name: d.Name, Data: d.Data})
 			more:
 				for len(subs) < b.sizes.BuildPerCall {
 					select {
@@ -209,7 +204,7 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 						if !ok {
 							break more
 						}
-						subs = append(subs, ledger.Submission{Name: d2.Name, Data: d2.Data})
+						subs = append(subs, admit.Submission{Name: d2.Name, Data: d2.Data})
 					default:
 						break more
 					}
@@ -239,7 +234,10 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 	wg.Wait()
 	elapsed := time.Since(start)
 	close(stop)
-	cerr := l.Close()
+	batches, cerr := commitSizes(l.Ledger)
+	if err := l.Close(); cerr == nil {
+		cerr = err
+	}
 	if !errors.Is(rerr, io.EOF) {
 		return rerr
 	}
@@ -253,10 +251,6 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 		return fmt.Errorf("appended %d events, want %d", got, b.sizes.Events)
 	}
 	cpuAfter, err := b.cpuLimit(ctx, false, 0)
-	if err != nil {
-		return err
-	}
-	batches, err := commitSizes(dir, b.log)
 	if err != nil {
 		return err
 	}
@@ -277,76 +271,30 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 	}
 	eps := float64(b.sizes.Events) / elapsed.Seconds()
 	b.add(figure{Name: fmt.Sprintf("build.events=%d", b.sizes.Events), Value: eps, Unit: "events/s", Limit: limit, LimitName: limitName,
-		Note: fmt.Sprintf("%d receipts in %.1f s through ledger.Append (%d appenders, %d documents per call, %d commits of %.1f events on average)",
+		Note: fmt.Sprintf("%d receipts in %.1f s through admit.Ledger.Append (%d appenders, %d documents per call, %d commits of %.1f events on average)",
 			b.sizes.Events, elapsed.Seconds(), len(lanes), b.sizes.BuildPerCall, len(batches), float64(b.sizes.Events)/float64(len(batches)))})
 	b.fact("build.seconds", elapsed.Seconds(), "s")
 	b.fact("build.mean_batch", float64(b.sizes.Events)/float64(len(batches)), "events/commit")
 	return nil
 }
 
-// replayAndLookups measures raw Pebble Gets of random present keys of the
-// big store, then, on the reopened ledger, replay checks (Append of a
-// present document, StatusReplay), ledger.Lookup, ledger.ProveInclusion
-// and InclusionProof.Verify.
+// replayAndLookups measures the limits of the replay figures on a limit
+// store filled from the big ledger (rawGets), then, on the reopened
+// ledger, ledger.Lookup, replay checks (ledger.Seen), appends of present
+// documents (StatusReplay), ledger.ProveInclusion and
+// InclusionProof.Verify.
 func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertest.Keys, sample []sampleDoc) error {
 	procs := runtime.GOMAXPROCS(0)
-	db, err := openStore(dir, true, b.log)
-	if err != nil {
-		return err
-	}
-	b.progress.Info("sampling present keys of the big store")
-	present, nkeys, err := sampleKeys(ctx, db, 65536, b.sizes.Seed)
-	if err != nil {
-		db.Close()
-		return err
-	}
-	b.fact("store.keys", float64(nkeys), "keys")
-	b.fact("store.keys_per_event", float64(nkeys)/float64(b.sizes.Events), "keys/event")
 	rs := make([]*rand.Rand, max(procs, b.sizes.Appenders)) // one per goroutine of rate
 	for i := range rs {
 		rs[i] = rand.New(rand.NewPCG(b.sizes.Seed, uint64(i)))
 	}
-	b.progress.Info("measuring raw pebble gets", "goroutines", procs)
-	gets, err := rate(ctx, procs, b.sizes.Measure, func(w, _ int) error {
-		_, closer, err := db.Get(present[rs[w].IntN(len(present))])
-		if err != nil {
-			return err
-		}
-		return closer.Close()
-	})
-	var identGets float64
-	if err == nil {
-		// The replay check's limit: bare Gets of the identity index's own
-		// keys (i/, ledger/keys.go), a small, hot part of the store.
-		var idents [][]byte
-		// As many keys as replay.check looks up (sizes.Sample), so that both
-		// work on the same amount of the index.
-		if idents, _, err = sampleKeysUnder(ctx, db, []byte(identityPrefix), len(sample), b.sizes.Seed); err == nil {
-			// Warm the block cache first: the ledger's replay.check runs
-			// after replay.lookup has read the same index.
-			for _, k := range idents {
-				if _, closer, gerr := db.Get(k); gerr == nil {
-					closer.Close()
-				}
-			}
-			b.progress.Info("measuring raw pebble gets of identity keys", "goroutines", procs)
-			identGets, err = rate(ctx, procs, b.sizes.Measure, func(w, _ int) error {
-				_, closer, err := db.Get(idents[rs[w].IntN(len(idents))])
-				if err != nil {
-					return err
-				}
-				return closer.Close()
-			})
-		}
-	}
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
+	gets, identGets, err := b.rawGets(ctx, dir, sample, rs)
 	if err != nil {
 		return fmt.Errorf("raw gets: %w", err)
 	}
 
-	l, err := ledger.Open(dir, b.ledgerOptions())
+	l, err := b.openLedger(dir)
 	if err != nil {
 		return err
 	}
@@ -370,13 +318,17 @@ func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertes
 		return err
 	}
 	b.add(figure{Name: "replay.lookup", Value: lookups, Unit: "lookups/s", Limit: gets, LimitName: "raw pebble Get of random present keys",
-		Note: "ledger.Lookup(receipt_id) on GOMAXPROCS goroutines " + at})
+		Note: "ledger.Lookup(receipt_id) on GOMAXPROCS goroutines " + at + "; the limit's store holds the same events' identity and digest entries, leaves, documents and tree hashes"})
 
 	b.progress.Info("measuring ledger.Seen", "goroutines", procs)
 	checks, err := rate(ctx, procs, b.sizes.Measure, func(w, _ int) error {
 		s := sample[rs[w].IntN(len(sample))]
-		if _, found, err := l.Seen(codec.KindVRF, s.id); err != nil || !found {
-			return fmt.Errorf("seen %s: %v %w", s.id, found, err)
+		_, found, err := l.Seen(codec.KindVRF, s.id)
+		if err != nil {
+			return fmt.Errorf("seen %s: %w", s.id, err)
+		}
+		if !found {
+			return fmt.Errorf("seen %s: not found", s.id)
 		}
 		return nil
 	})
@@ -385,13 +337,13 @@ func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertes
 	}
 	b.add(figure{Name: "replay.check", Value: checks, Unit: "checks/s", Limit: identGets, LimitName: "raw pebble Get of random identity keys",
 		Goal: goalReplayChecks, GoalName: "above 1M checks/s at 1M events (issue)",
-		Note: "ledger.Seen(vrf, receipt_id), the identity point lookup an append makes, on GOMAXPROCS goroutines " + at})
+		Note: "ledger.Seen(vrf, receipt_id), the identity point lookup an append makes, on GOMAXPROCS goroutines " + at + "; the limit Gets the same receipts' identity keys from a store of its own holding one per event"})
 
-	opts := ledger.AppendOptions{HMACKeys: keys.HMACKeys(), TrustedSigners: keys.TrustedSigners()}
+	opts := trust(keys)
 	b.progress.Info("measuring replay checks", "appenders", b.sizes.Appenders)
 	replays, err := rate(ctx, b.sizes.Appenders, b.sizes.Measure, func(w, _ int) error {
 		s := sample[rs[w].IntN(len(sample))]
-		out, err := l.AppendWithRetry(ctx, []ledger.Submission{{Name: s.name, Data: s.data}}, opts)
+		out, err := l.AppendWithRetry(ctx, []admit.Submission{{Name: s.name, Data: s.data}}, opts)
 		if err != nil {
 			return err
 		}
@@ -404,7 +356,7 @@ func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertes
 		return err
 	}
 	b.add(figure{Name: "replay.append", Value: replays, Unit: "replays/s", Limit: gets, LimitName: "raw pebble Get of random present keys",
-		Note: fmt.Sprintf("ledger.Append of present receipts, one per call on %d goroutines, all StatusReplay %s; includes decoding and verifying each (cpu.ed25519_verify caps it)", b.sizes.Appenders, at)})
+		Note: fmt.Sprintf("admit.Ledger.Append of present receipts, one per call on %d goroutines, all StatusReplay %s: SHA-256 of the document and one digest lookup, no decoding", b.sizes.Appenders, at)})
 
 	b.progress.Info("measuring ledger.ProveInclusion", "goroutines", procs)
 	prove, err := rate(ctx, procs, b.sizes.Measure, func(w, _ int) error {
@@ -505,34 +457,25 @@ func (b *bench) proofLimits(ctx context.Context) error {
 	return nil
 }
 
-// bytesOnDisk measures the big ledger's directory after a flush and a
-// full compaction of its store, against the raw document bytes.
-func (b *bench) bytesOnDisk(ctx context.Context, dir string, rawBytes int64) error {
-	before, err := dirSize(dir)
-	if err != nil {
-		return err
-	}
-	b.progress.Info("compacting the big store")
-	start := time.Now()
-	if err := compactStore(ctx, dir, b.log); err != nil {
-		return err
-	}
-	b.fact("store.compaction_seconds", time.Since(start).Seconds(), "s")
-	after, err := dirSize(dir)
+// bytesOnDisk measures the big ledger's directory, closed (Close flushed
+// its memtable), against the raw document bytes. The ledger offers no
+// compaction, so its store is as the appends and the background
+// compactions since left it.
+func (b *bench) bytesOnDisk(dir string, rawBytes int64) error {
+	size, err := dirSize(dir)
 	if err != nil {
 		return err
 	}
 	n := float64(b.sizes.Events)
-	b.fact("disk.bytes_per_event.before_compaction", float64(before)/n, "bytes/event")
-	b.add(figure{Name: "disk.bytes_per_event", Value: float64(after) / n, Unit: "bytes/event", Limit: float64(rawBytes) / n,
+	b.add(figure{Name: "disk.bytes_per_event", Value: float64(size) / n, Unit: "bytes/event", Limit: float64(rawBytes) / n,
 		LimitName: "raw document bytes", Better: "lower",
-		Note: fmt.Sprintf("ledger directory after flush and full compaction: %.1f MB for %d events (documents zstd-compressed, plus leaves, tree hashes, indexes, checkpoints)", float64(after)/1e6, b.sizes.Events)})
+		Note: fmt.Sprintf("ledger directory after Close (memtable flushed, no forced compaction): %.1f MB for %d events (documents, leaves, tree hashes, indexes, checkpoints; Pebble block compression)", float64(size)/1e6, b.sizes.Events)})
 	return nil
 }
 
 // appendCounted appends subs (waiting out pushback), requires every one to
 // be appended, and adds them to done.
-func appendCounted(ctx context.Context, l *ledger.Ledger, subs []ledger.Submission, opts ledger.AppendOptions, done *atomic.Int64) error {
+func appendCounted(ctx context.Context, l *admit.Ledger, subs []admit.Submission, opts admit.Options, done *atomic.Int64) error {
 	out, err := l.AppendWithRetry(ctx, subs, opts)
 	if err == nil {
 		err = appended(out)
@@ -541,4 +484,70 @@ func appendCounted(ctx context.Context, l *ledger.Ledger, subs []ledger.Submissi
 		done.Add(int64(len(subs)))
 	}
 	return err
+}
+
+// rawGets fills a limit store from the big ledger in dir (opened read-only,
+// so that it compacts nothing meanwhile) and measures on it, on GOMAXPROCS
+// goroutines, raw Gets of random present keys (the limit of replay.lookup
+// and replay.append) and raw Gets of the identity keys of the sample's
+// receipts, which replay.check looks up (its limit). It removes the store.
+func (b *bench) rawGets(ctx context.Context, dir string, sample []sampleDoc, rs []*rand.Rand) (gets, identGets float64, err error) {
+	procs := runtime.GOMAXPROCS(0)
+	storeDir := freshDir(filepath.Join(b.work, "limit-lookups"))
+	defer os.RemoveAll(storeDir)
+	db, err := b.openLimitStore(storeDir, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	l, err := admit.Open(dir, b.queryOptions())
+	if err != nil {
+		return 0, 0, err
+	}
+	b.progress.Info("filling the lookup limit store from the big ledger", "events", l.Size())
+	start := time.Now()
+	st, err := b.fillLookupStore(ctx, l.Ledger, db, 65536)
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	b.fact("replay.limit_store.seconds", time.Since(start).Seconds(), "s")
+	b.fact("replay.limit_store.keys", float64(st.keys), "keys")
+
+	get := func(k []byte) error {
+		_, closer, err := db.Get(k)
+		if err != nil {
+			return fmt.Errorf("get %q: %w", k, err)
+		}
+		return closer.Close()
+	}
+	b.progress.Info("measuring raw pebble gets", "goroutines", procs)
+	gets, err = rate(ctx, procs, b.sizes.Measure, func(w, _ int) error {
+		return get(st.present[rs[w].IntN(len(st.present))])
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	// The replay check's limit: bare Gets of the identity keys of the
+	// receipts replay.check looks up (the sample), a small, hot part of
+	// the store. Warm the block cache first: the ledger's replay.check
+	// runs after replay.lookup has read the same identities.
+	idents := make([][]byte, len(sample))
+	for i, s := range sample {
+		idents[i] = identityKey(codec.KindVRF, s.id)
+		if err := get(idents[i]); err != nil {
+			return 0, 0, err
+		}
+	}
+	b.progress.Info("measuring raw pebble gets of identity keys", "goroutines", procs)
+	identGets, err = rate(ctx, procs, b.sizes.Measure, func(w, _ int) error {
+		return get(idents[rs[w].IntN(len(idents))])
+	})
+	return gets, identGets, err
 }
