@@ -239,6 +239,27 @@ func (l *Ledger) Close() (err error) {
 	return errors.Join(errs...)
 }
 
+// Compact flushes the store's memtable and compacts all of it: the LSM
+// reaches its settled shape (old versions and deleted keys gone). Appends
+// wait while it runs. Operators run it after large deletions of derived
+// entries (a rebuild, an upgrade); benchmarks before measuring a settled
+// store.
+func (l *Ledger) Compact(ctx context.Context) (err error) {
+	if l.readOnly {
+		return ErrReadOnly
+	}
+	l.seqMu.Lock()
+	defer l.seqMu.Unlock()
+	defer recoverFatal(&err)
+	if err := l.db.Flush(); err != nil {
+		return fmt.Errorf("compact: flush: %w", err)
+	}
+	if err := l.db.Compact(ctx, []byte{0}, []byte{0xff, 0xff}, true); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	return nil
+}
+
 // Dir returns the ledger's directory.
 func (l *Ledger) Dir() string { return l.dir }
 

@@ -42,8 +42,8 @@ const Description = "Generates a deterministic corpus (package ledger/ledgertest
 	"                 ledger's own store is never opened\n" +
 	"  proof.*        ledger.ProveInclusion and InclusionProof.Verify at that size (limit: bare\n" +
 	"                 tlog.ProveRecord / CheckRecord on an in-memory hash store of the same size)\n" +
-	"  disk.bytes_per_event  the ledger's directory size once it is closed (its memtable flushed; no\n" +
-	"                 compaction is forced, as the ledger offers none) (limit: raw document bytes)\n" +
+	"  disk.bytes_per_event  the ledger's directory size after ledger.Compact and Close (limit: raw\n" +
+	"                 document bytes)\n" +
 	"  reputation.*   index.Agent of one agent (all time, --since 30d) and index.Agents on the big ledger\n" +
 	"                 (limit: the same keys read from a bare store of its own holding a copy of the ledger's\n" +
 	"                 projections, the x/ keyspace read through a snapshot, flushed and fully compacted)\n" +
@@ -52,8 +52,8 @@ const Description = "Generates a deterministic corpus (package ledger/ledgertest
 	"                 read with a bare Pebble iterator from such a copy of the projections; .open adds\n" +
 	"                 opening the ledger, as the command does, and the limit opening the copy)\n" +
 	"  trend.*        the trend by day, week and month over the whole span (limit: the same keys, bare)\n" +
-	"  rebuild.*      ledger.Rebuild of the biggest bundle ledger, as the appends left it (the ledger\n" +
-	"                 offers no compaction), under the GC target `ledger rebuild` sets (limit: a bare\n" +
+	"  rebuild.*      ledger.Rebuild of the biggest bundle ledger, compacted first (ledger.Compact), under\n" +
+	"                 the GC target `ledger rebuild` sets (limit: a bare\n" +
 	"                 iterator over the same leaves, read with ledger.Scan and written to a store of its\n" +
 	"                 own, flushed and fully compacted)\n" +
 	"Figures the issues set goals for show them, met or not: ingest of receipts with 64 appenders at\n" +
