@@ -24,9 +24,6 @@ func testKey(b byte) ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(seed)
 }
 
-// uuid4 returns a deterministic UUID v4 for n.
-func uuid4(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }
-
 // rawEntry returns entry n: a document the store keeps without reading it,
 // under a spec kind's identity (no chain position, no signer).
 func rawEntry(n int) *Entry {
@@ -60,22 +57,6 @@ func dump(t testing.TB, l *Ledger) map[string]string {
 		out[string(it.Key())] = string(it.Value())
 	}
 	return out
-}
-
-func sameState(a, b map[string]string) (string, bool) {
-	for k, v := range a {
-		if w, ok := b[k]; !ok {
-			return fmt.Sprintf("key %q removed", k), false
-		} else if w != v {
-			return fmt.Sprintf("key %q changed", k), false
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			return fmt.Sprintf("key %q added", k), false
-		}
-	}
-	return "", true
 }
 
 // tamper closes l, changes its store behind the ledger's back with fn (as

@@ -7,24 +7,12 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/proof"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/proofledger/ledger/codec/keys"
 )
-
-const vectors = "../testdata/vectors"
-
-func readFile(t testing.TB, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func newLedger(t testing.TB, opts Options) *Ledger {
 	t.Helper()

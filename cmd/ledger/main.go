@@ -146,11 +146,6 @@ func newApp(e *env) *cli.App {
 	return app
 }
 
-// run executes the CLI and returns the process exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runEnv(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr})
-}
-
 // runEnv executes the CLI in e and returns the process exit code.
 func runEnv(ctx context.Context, args []string, e *env) int {
 	stderr := e.stderr
