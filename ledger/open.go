@@ -287,7 +287,14 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		return Open(dir, opts)
 	}
 	defer func() {
-		if err != nil {
+		if err == nil {
+			return
+		}
+		select {
+		case <-l.closed:
+			// l.Close ran (a failed rebuild below) and closed the store:
+			// a second Close would make Pebble panic.
+		default:
 			l.db.Close()
 		}
 	}()
