@@ -175,8 +175,11 @@ func lookupIdent(r pebble.Reader, k []byte) (identValue, bool, error) {
 	if err != nil {
 		return identValue{}, false, storeErr(err)
 	}
-	defer closer.Close()
 	iv, err := decodeIdent(k, v)
+	// The closer is a Pebble iterator: Close reports a failed read too.
+	if cerr := closer.Close(); err == nil && cerr != nil {
+		return identValue{}, false, storeErr(cerr)
+	}
 	if err != nil {
 		return identValue{}, false, err
 	}

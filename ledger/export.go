@@ -74,8 +74,7 @@ type ExportStats struct {
 // checked against its leaf and every leaf against the signed tree (the
 // root is recomputed from the leaves as they stream): an altered event is
 // an error naming it, and the caller must discard what was written.
-func (l *Ledger) Export(ctx context.Context, w io.Writer) (ExportStats, error) {
-	var st ExportStats
+func (l *Ledger) Export(ctx context.Context, w io.Writer) (st ExportStats, err error) {
 	v, err := l.acquire()
 	if err != nil {
 		return st, err

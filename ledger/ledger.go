@@ -381,7 +381,10 @@ func getCopy(r pebble.Reader, key []byte) ([]byte, error) {
 		return nil, storeErr(err)
 	}
 	out := bytes.Clone(v)
-	closer.Close()
+	// The closer is a Pebble iterator: Close reports a failed read too.
+	if err := closer.Close(); err != nil {
+		return nil, storeErr(err)
+	}
 	return out, nil
 }
 
