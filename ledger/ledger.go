@@ -216,7 +216,10 @@ func (l *Ledger) Close() (err error) {
 		// wait (everything is in the synced WAL, which the next open
 		// replays).
 		for len(l.bgErr) > 0 {
-			<-l.bgErr
+			// An earlier background error, logged when it happened
+			// (pebbleOptions): only this flush's failure ends the wait.
+			stale := <-l.bgErr
+			_ = stale
 		}
 		done, err := l.db.AsyncFlush()
 		if err == nil {
