@@ -86,7 +86,7 @@ func (e *env) fatal(msg string) {
 	for _, f := range e.cleanups {
 		f()
 	}
-	fmt.Fprintf(e.stderr, "ledger: the store failed: %s\n", oneLine(msg))
+	_, _ = fmt.Fprintf(e.stderr, "ledger: the store failed: %s\n", oneLine(msg))
 	e.exit(exitInternal)
 }
 
@@ -115,7 +115,7 @@ func newApp(e *env) *cli.App {
 			return usageErrorf("%v", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(c.App.ErrWriter, "ledger: unknown command %q (see ledger --help)\n", name)
+			_, _ = fmt.Fprintf(c.App.ErrWriter, "ledger: unknown command %q (see ledger --help)\n", name)
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run() maps errors to exit codes
 		Commands: []*cli.Command{
@@ -154,7 +154,7 @@ func runEnv(ctx context.Context, args []string, e *env) int {
 	unknown := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		unknown = true
-		fmt.Fprintf(stderr, "ledger: unknown command %q (see ledger --help)\n", name)
+		_, _ = fmt.Fprintf(stderr, "ledger: unknown command %q (see ledger --help)\n", name)
 	}
 	err := app.RunContext(ctx, interspersed(app, args))
 	if unknown {
@@ -172,7 +172,7 @@ func runEnv(ctx context.Context, args []string, e *env) int {
 		code = exitDamaged
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(stderr, "ledger: %s\n", oneLine(msg))
+		_, _ = fmt.Fprintf(stderr, "ledger: %s\n", oneLine(msg))
 	}
 	return code
 }
