@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -51,10 +52,12 @@ func dump(t testing.TB, l *Ledger) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer it.Close()
 	out := map[string]string{}
 	for ok := it.First(); ok; ok = it.Next() {
 		out[string(it.Key())] = string(it.Value())
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -84,6 +87,10 @@ func tamper(t testing.TB, l *Ledger, fn func(db *pebble.DB) error) *Ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l2.Close() })
+	t.Cleanup(func() {
+		if err := l2.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return l2
 }

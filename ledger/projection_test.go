@@ -93,7 +93,11 @@ func TestInterruptedRebuildIsStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if !l.Stale() {
 		t.Fatal("stale mark lost on reopen")
 	}
@@ -177,7 +181,7 @@ func TestZstdPayloadStillReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := enc.EncodeAll(doc, []byte{payloadZstd})
-	enc.Close()
+	_ = enc.Close() // EncodeAll only: nothing buffered to flush
 	for name, v := range map[string][]byte{"zstd": old, "raw": encodePayload(doc)} {
 		got, err := l.decodePayload(v)
 		if err != nil || !bytes.Equal(got, doc) {
