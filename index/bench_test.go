@@ -34,7 +34,11 @@ func openBench(tb testing.TB) *admit.Ledger {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { l.Close() })
+	tb.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
 	return l
 }
 
@@ -170,7 +174,9 @@ func BenchmarkIngest(b *testing.B) {
 				wg.Wait()
 				b.StopTimer()
 				cpu += cpuTime() - before
-				l.Close()
+				if err := l.Close(); err != nil {
+					b.Fatal(err)
+				}
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(len(corpus.Docs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")

@@ -22,7 +22,11 @@ func openTest(t *testing.T) *admit.Ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return l
 }
 

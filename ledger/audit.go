@@ -78,7 +78,7 @@ func (a *auditor) problem(seq int64, format string, args ...any) {
 // for one size is a fork); and the identity, digest, time, task and chain
 // indexes hold exactly the entries the events imply. A damaged ledger
 // (opened with AllowDamaged) is audited too, its damage the first problem.
-func (l *Ledger) Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
+func (l *Ledger) Audit(ctx context.Context, opts AuditOptions) (_ *AuditReport, err error) {
 	v, err := l.acquire()
 	if err != nil {
 		return nil, err
@@ -109,7 +109,11 @@ func (l *Ledger) Audit(ctx context.Context, opts AuditOptions) (*AuditReport, er
 	if err != nil {
 		return a.rep, found(err)
 	}
-	defer ck.close()
+	defer func() {
+		if cerr := ck.close(); cerr != nil && err == nil {
+			err = found(cerr)
+		}
+	}()
 	if err := a.events(ctx, ck, opts.Progress); err != nil {
 		return a.rep, found(err)
 	}
@@ -393,9 +397,11 @@ func (a *auditor) newCheckpointStreams() (*checkpointStreams, error) {
 	return ck, nil
 }
 
-func (ck *checkpointStreams) close() {
-	ck.it.Close()
+// close closes both streams; the checkpoint iterator's error is returned
+// (Pebble reports a failed read at Close too).
+func (ck *checkpointStreams) close() error {
 	ck.log.close()
+	return storeErr(ck.it.Close())
 }
 
 func (ck *checkpointStreams) advanceLog(a *auditor) {

@@ -78,7 +78,7 @@ func lastCkptRecord(fs vfs.FS, name string, open func([]byte) (proof.Checkpoint,
 	if err != nil {
 		return rec, 0, false, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
 	st, err := f.Stat()
 	if err != nil {
 		return rec, 0, false, err
@@ -188,7 +188,7 @@ func (r *ckptLogReader) next() (*ckptRecord, error) {
 
 func (r *ckptLogReader) close() {
 	if r != nil {
-		r.f.Close()
+		_ = r.f.Close() // read-only: nothing to lose
 	}
 }
 
@@ -217,7 +217,7 @@ func truncateByRewrite(fs vfs.FS, name string, n int64) error {
 	}
 	data := make([]byte, n)
 	_, err = io.ReadFull(f, data)
-	f.Close()
+	_ = f.Close() // read-only: nothing to lose
 	if err != nil {
 		return err
 	}

@@ -48,14 +48,18 @@ func TestOpenNeverCreates(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendRaw(t, l, 0, 50)
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	store := filepath.Join(dir, storeDir)
 	markers, _ := filepath.Glob(filepath.Join(store, "marker.manifest.*"))
 	if len(markers) == 0 {
 		t.Fatal("no manifest marker to remove")
 	}
 	for _, m := range markers {
-		os.Remove(m)
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
 	}
 	before := storeFiles(t, vfs.Default, store)
 	for _, opts := range []Options{{}, {ReadOnly: true}, {AllowDamaged: true}} {
@@ -71,7 +75,9 @@ func TestOpenNeverCreates(t *testing.T) {
 		t.Errorf("store files changed:\nbefore %v\nafter  %v", before, after)
 	}
 	// And without the LEDGER format file, the directory is no ledger.
-	os.Remove(filepath.Join(dir, formatFile))
+	if err := os.Remove(filepath.Join(dir, formatFile)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Open(dir, Options{}); !errors.Is(err, ErrNotLedger) {
 		t.Errorf("Open without the format file = %v, want ErrNotLedger", err)
 	}
@@ -93,7 +99,9 @@ func memLedger(t testing.TB, n int) (*vfs.MemFS, string) {
 	appendRaw(t, l, 0, n)
 	vkey := l.VerifierKey()
 	img := mem.CrashClone(vfs.CrashCloneCfg{})
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return img, vkey
 }
 
@@ -127,7 +135,11 @@ func checkDamaged(t *testing.T, fs vfs.FS, want string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if _, err := l.Append(context.Background(), []*Entry{rawEntry(999)}); !errors.Is(err, ErrDamaged) {
 		t.Errorf("append to a damaged ledger = %v, want ErrDamaged", err)
 	}
@@ -273,7 +285,9 @@ func TestScanStopsCleanly(t *testing.T) {
 	if _, err := l.Append(context.Background(), entries); err != nil {
 		t.Fatal(err)
 	}
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 20 {
 		l, err := Open(dir, Options{ReadOnly: true})
 		if err != nil {
@@ -302,7 +316,9 @@ func TestSecretsOutsideStore(t *testing.T) {
 	}
 	appendRaw(t, l, 0, 3)
 	dir := l.Dir()
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	mode := func(p string) os.FileMode {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -342,7 +358,11 @@ func TestSecretsOutsideStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l2.Close()
+	defer func() {
+		if err := l2.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	var got []string
 	if err := l2.Secrets("", func(name string, v []byte) error {
 		if !bytes.Equal(v, secret) {

@@ -13,7 +13,10 @@ func exchangeByRenames(src, dst string) error {
 		return err
 	}
 	if err := os.Rename(src, dst); err != nil {
-		os.Rename(tmp, dst)
+		// Put dst back; when that fails too, dst is only at tmp: say so.
+		if rerr := os.Rename(tmp, dst); rerr != nil {
+			return fmt.Errorf("exchange: %w; %s is left at %s (moving it back failed: %v)", err, dst, tmp, rerr)
+		}
 		return err
 	}
 	if err := os.Rename(tmp, src); err != nil {

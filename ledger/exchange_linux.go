@@ -31,6 +31,6 @@ func syncOSDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }() // opened read-only to sync: nothing to lose
 	return d.Sync()
 }

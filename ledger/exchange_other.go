@@ -16,6 +16,6 @@ func syncOSDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }() // opened read-only to sync: nothing to lose
 	return d.Sync()
 }

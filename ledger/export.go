@@ -74,8 +74,7 @@ type ExportStats struct {
 // checked against its leaf and every leaf against the signed tree (the
 // root is recomputed from the leaves as they stream): an altered event is
 // an error naming it, and the caller must discard what was written.
-func (l *Ledger) Export(ctx context.Context, w io.Writer) (ExportStats, error) {
-	var st ExportStats
+func (l *Ledger) Export(ctx context.Context, w io.Writer) (st ExportStats, err error) {
 	v, err := l.acquire()
 	if err != nil {
 		return st, err
@@ -88,7 +87,9 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (ExportStats, error) {
 	if err != nil {
 		return st, err
 	}
-	defer zw.Close()
+	// On success zw is closed (and its error returned) below; on failure
+	// the caller discards what was written, and this only frees zw.
+	defer func() { _ = zw.Close() }()
 	bw := bufio.NewWriterSize(zw, 1<<20)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -302,8 +303,10 @@ func StagingDir(dir string) (string, error) {
 			if err != nil {
 				continue // held by a running import, or not a store
 			}
-			lock.Close()
-			os.RemoveAll(p)
+			// Best effort: a stale directory left here is retried by the
+			// next import and hides nothing.
+			_ = lock.Close()
+			_ = os.RemoveAll(p)
 		}
 	}
 	var rnd [6]byte

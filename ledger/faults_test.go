@@ -217,7 +217,7 @@ func TestAppendFaults(t *testing.T) {
 				note, _ := l.Checkpoint()
 				roots.see(note, l.VerifierKey())
 			}
-			l.Close()
+			_ = l.Close() // after an injected fault Close may fail; the reopen below is the check
 			roots.seeLog(ffs.mem, l.VerifierKey())
 
 			// Reopened on the same (now healthy) file system: consistent,
@@ -226,7 +226,11 @@ func TestAppendFaults(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reopen after the fault: %v", err)
 			}
-			defer l.Close()
+			defer func() {
+				if err := l.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
 			if l.Size() < before {
 				t.Errorf("reopened with %d events, fewer than the %d acknowledged", l.Size(), before)
 			}
@@ -239,7 +243,9 @@ func TestAppendFaults(t *testing.T) {
 			}
 			note, _ = l.Checkpoint()
 			roots.see(note, l.VerifierKey())
-			l.Close()
+			if err := l.Close(); err != nil {
+				t.Error(err)
+			}
 			roots.seeLog(ffs.mem, l.VerifierKey())
 		})
 	}
@@ -275,7 +281,11 @@ func TestFlushFaultLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if l.Size() != 10 {
 		t.Errorf("reopened with %d events, want 10", l.Size())
 	}
@@ -307,7 +317,9 @@ func TestCrashDropsOnlyUnacknowledged(t *testing.T) {
 	defer func() {
 		close(stop)
 		wg.Wait()
-		l.Close()
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
 	}()
 	var next atomic.Int64
 	for w := range 4 {
@@ -373,7 +385,11 @@ func checkCrashImage(t *testing.T, fs vfs.FS, acked map[string]int64) {
 	if err != nil {
 		t.Fatalf("crash image does not open: %v", err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	for id, seq := range acked {
 		ev, err := l.Lookup(id)
 		if err != nil || ev.Seq != seq {

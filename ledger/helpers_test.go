@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -23,9 +24,6 @@ func testKey(b byte) ed25519.PrivateKey {
 	}
 	return ed25519.NewKeyFromSeed(seed)
 }
-
-// uuid4 returns a deterministic UUID v4 for n.
-func uuid4(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }
 
 // rawEntry returns entry n: a document the store keeps without reading it,
 // under a spec kind's identity (no chain position, no signer).
@@ -54,28 +52,14 @@ func dump(t testing.TB, l *Ledger) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer it.Close()
 	out := map[string]string{}
 	for ok := it.First(); ok; ok = it.Next() {
 		out[string(it.Key())] = string(it.Value())
 	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		t.Fatal(err)
+	}
 	return out
-}
-
-func sameState(a, b map[string]string) (string, bool) {
-	for k, v := range a {
-		if w, ok := b[k]; !ok {
-			return fmt.Sprintf("key %q removed", k), false
-		} else if w != v {
-			return fmt.Sprintf("key %q changed", k), false
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			return fmt.Sprintf("key %q added", k), false
-		}
-	}
-	return "", true
 }
 
 // tamper closes l, changes its store behind the ledger's back with fn (as
@@ -103,6 +87,10 @@ func tamper(t testing.TB, l *Ledger, fn func(db *pebble.DB) error) *Ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l2.Close() })
+	t.Cleanup(func() {
+		if err := l2.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return l2
 }

@@ -62,7 +62,7 @@ func readSmallFile(fs vfs.FS, name string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
@@ -83,16 +83,18 @@ func writeFileDurable(fs vfs.FS, name string, data []byte, mode os.FileMode) err
 	if err != nil {
 		return err
 	}
+	// On failure the temporary file is never renamed into place: the
+	// first error is the one to report, and Close only frees it.
 	if err := chmodOS(fs, tmp, mode); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if _, err := f.Write(bytes.Clone(data)); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {
@@ -111,7 +113,7 @@ func syncDir(fs vfs.FS, dir string) error {
 		return err
 	}
 	if err := d.Sync(); err != nil {
-		d.Close()
+		_ = d.Close() // the failed sync is the error to report
 		return err
 	}
 	return d.Close()

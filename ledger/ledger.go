@@ -216,7 +216,10 @@ func (l *Ledger) Close() (err error) {
 		// wait (everything is in the synced WAL, which the next open
 		// replays).
 		for len(l.bgErr) > 0 {
-			<-l.bgErr
+			// An earlier background error, logged when it happened
+			// (pebbleOptions): only this flush's failure ends the wait.
+			stale := <-l.bgErr
+			_ = stale
 		}
 		done, err := l.db.AsyncFlush()
 		if err == nil {
@@ -402,7 +405,10 @@ func getCopy(r pebble.Reader, key []byte) ([]byte, error) {
 		return nil, storeErr(err)
 	}
 	out := bytes.Clone(v)
-	closer.Close()
+	// The closer is a Pebble iterator: Close reports a failed read too.
+	if err := closer.Close(); err != nil {
+		return nil, storeErr(err)
+	}
 	return out, nil
 }
 

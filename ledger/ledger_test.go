@@ -7,24 +7,12 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/proof"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/proofledger/ledger/codec/keys"
 )
-
-const vectors = "../testdata/vectors"
-
-func readFile(t testing.TB, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func newLedger(t testing.TB, opts Options) *Ledger {
 	t.Helper()
@@ -41,7 +29,11 @@ func newLedger(t testing.TB, opts Options) *Ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return l
 }
 
@@ -138,7 +130,9 @@ func TestNewerFormatRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	db, err := pebble.Open(filepath.Join(dir, storeDir), PebbleOptions(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +140,9 @@ func TestNewerFormatRefused(t *testing.T) {
 	if err := db.Set(keyFormat, []byte{FormatVersion + 1}, nil); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	_, err = Open(dir, Options{})
 	if !errors.Is(err, ErrNewerFormat) {
 		t.Fatalf("Open of a newer store = %v, want ErrNewerFormat", err)

@@ -112,8 +112,9 @@ func Init(dir string, opts InitOptions) (err error) {
 	if err == nil {
 		err = b.Commit(pebble.Sync)
 	}
+	_ = b.Close() // releases memory; fails only for a batch closed twice
 	if err != nil {
-		db.Close()
+		_ = db.Close() // the failed write is the error to report
 		return fmt.Errorf("initialize store: %w", err)
 	}
 	if err := db.Close(); err != nil {
@@ -135,7 +136,7 @@ func removeUnfinishedInit(fs vfs.FS, dir string, logger *slog.Logger) (err error
 	if err == nil {
 		legacy, lerr := isLegacy(db)
 		st, serr := readStoredState(db)
-		db.Close()
+		_ = db.Close() // read-only: nothing to lose
 		if lerr != nil || legacy {
 			return fmt.Errorf("%s: %w (an earlier format: open it once to upgrade it)", dir, ErrExists)
 		}
@@ -266,7 +267,9 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	// A store of formats 1 or 2 is upgraded first (a write open; the next
 	// one rebuilds the derived entries), then opened as asked.
 	if legacy, err := isLegacy(l.db); err != nil || legacy {
-		l.db.Close()
+		// Nothing was written through it; a store that cannot be opened
+		// again fails the upgrade's own open, with its error.
+		_ = l.db.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
@@ -287,8 +290,15 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		return Open(dir, opts)
 	}
 	defer func() {
-		if err != nil {
-			l.db.Close()
+		if err == nil {
+			return
+		}
+		select {
+		case <-l.closed:
+			// l.Close ran (a failed rebuild below) and closed the store:
+			// a second Close would make Pebble panic.
+		default:
+			_ = l.db.Close() // err is the error to report
 		}
 	}()
 	st, err := readStoredState(l.db)
@@ -359,12 +369,12 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	// store's sync and the log's) are durable: record their checkpoints.
 	if ext.rec.c.Size < t.size {
 		if err := l.appendStoredCheckpoints(ext.rec.c.Size); err != nil {
-			l.ckpts.close()
+			_ = l.ckpts.close() // err is the error to report
 			return nil, err
 		}
 	}
 	if err := chmodOS(fs, dir, dirMode); err != nil {
-		l.ckpts.close()
+		_ = l.ckpts.close() // err is the error to report
 		return nil, err
 	}
 	l.next = t
@@ -388,7 +398,7 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	if l.stale.Load() && l.rules != nil {
 		logger.Warn("rebuilding the derived entries (chains, tasks, projections) from the log", "dir", dir, "events", t.size)
 		if err := l.Rebuild(context.Background(), nil); err != nil {
-			l.Close()
+			_ = l.Close() // the failed rebuild is the error to report
 			return nil, fmt.Errorf("%s: rebuild the derived entries: %w", dir, err)
 		}
 	}

@@ -168,7 +168,8 @@ func (s *Snapshot) Event(seq int64, withData bool) (*Event, error) {
 	return ev, err
 }
 
-// Close releases the snapshot.
+// Close releases the snapshot. It always returns nil (the error is there
+// for io.Closer), so callers need not check it.
 func (s *Snapshot) Close() error {
 	if s.v != nil {
 		s.l.releaseView(s.v)
@@ -221,7 +222,7 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 	if err == nil {
 		err = start.Commit(pebble.Sync)
 	}
-	start.Close()
+	_ = start.Close() // releases memory; fails only for a batch closed twice
 	if err != nil {
 		return fmt.Errorf("rebuild: clear the derived entries: %w", err)
 	}
@@ -257,7 +258,7 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 			opt = pebble.Sync
 		}
 		err := b.Commit(opt)
-		b.Close()
+		_ = b.Close() // releases memory; fails only for a batch closed twice
 		b = nil
 		if err != nil {
 			return fmt.Errorf("rebuild: commit: %w", err)
@@ -301,13 +302,13 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 	})
 	if err != nil {
 		if b != nil {
-			b.Close()
+			_ = b.Close() // releases memory; fails only for a batch closed twice
 		}
 		return err
 	}
 	if root := tree.Root(); root != v.ckpt.c.Root {
 		if b != nil {
-			b.Close()
+			_ = b.Close() // releases memory; fails only for a batch closed twice
 		}
 		return l.leafMismatch(v, fmt.Sprintf("rebuild: the leaves give tree root %s for size %d, the signed checkpoint says %s", b64(root[:]), size, b64(v.ckpt.c.Root[:])))
 	}

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/proofledger/ledger/proof"
 )
 
 // countProjector counts events under x/count; it fails in Project while
@@ -90,7 +93,11 @@ func TestInterruptedRebuildIsStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if !l.Stale() {
 		t.Fatal("stale mark lost on reopen")
 	}
@@ -108,6 +115,61 @@ func TestInterruptedRebuildIsStale(t *testing.T) {
 	}
 }
 
+// passRules admits everything and derives nothing: enough Rules for Open
+// to rebuild stale derived entries.
+type passRules struct{}
+
+func (passRules) Begin() RuleBatch         { return passBatch{} }
+func (passRules) Keyspaces() [][]byte      { return [][]byte{[]byte("r/")} }
+func (passRules) Entries(*proof.Leaf) []KV { return nil }
+
+type passBatch struct{}
+
+func (passBatch) Admit(Reader, *Entry) (*Refusal, error) { return nil, nil }
+func (passBatch) Appended(*proof.Leaf)                   {}
+
+// TestOpenRebuildFailure checks that a write open whose rebuild of stale
+// derived entries fails returns the rebuild's error, closed (it used to
+// close the store twice, and Pebble panicked), and that the next open
+// rebuilds.
+func TestOpenRebuildFailure(t *testing.T) {
+	fail := false
+	opts := Options{Projectors: []Projector{countProjector{fail: &fail}}, Rules: passRules{}}
+	l := newLedger(t, opts)
+	dir := l.dir
+	ctx := context.Background()
+	appendRaw(t, l, 0, 3)
+	fail = true
+	if err := l.Rebuild(ctx, nil); err == nil {
+		t.Fatal("rebuild with a failing projector succeeded")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := Open(dir, opts); err == nil || !strings.Contains(err.Error(), "projector failed on purpose") {
+		if l != nil {
+			_ = l.Close()
+		}
+		t.Fatalf("open with a failing rebuild: %v, want the rebuild's error", err)
+	}
+	fail = false
+	l, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("open after a failed one: %v", err)
+	}
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if l.Stale() {
+		t.Fatal("the open's rebuild left the derived entries stale")
+	}
+	if v, err := getCopy(l.db, countKey); err != nil || len(v) != 8 || binary.BigEndian.Uint64(v) != 3 {
+		t.Fatalf("count projection: %v %v, want 3", v, err)
+	}
+}
+
 // TestZstdPayloadStillReads checks that a payload stored zstd-compressed
 // (codec 1, as versions before 2026-11 wrote documents of 512 bytes or
 // more) decodes to the original bytes, and that new payloads are raw.
@@ -119,7 +181,7 @@ func TestZstdPayloadStillReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := enc.EncodeAll(doc, []byte{payloadZstd})
-	enc.Close()
+	_ = enc.Close() // EncodeAll only: nothing buffered to flush
 	for name, v := range map[string][]byte{"zstd": old, "raw": encodePayload(doc)} {
 		got, err := l.decodePayload(v)
 		if err != nil || !bytes.Equal(got, doc) {

@@ -423,15 +423,6 @@ func (l *Ledger) FirstAt(t time.Time) (seq int64, err error) {
 	return min(seq, v.size), nil
 }
 
-func linkOf(ev *Event, rel string) *Link {
-	for i := range ev.Links {
-		if ev.Links[i].Rel == rel {
-			return &ev.Links[i]
-		}
-	}
-	return nil
-}
-
 // Checkpoint returns the latest signed checkpoint.
 func (l *Ledger) Checkpoint() ([]byte, error) {
 	v, err := l.acquire()

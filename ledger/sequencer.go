@@ -157,11 +157,11 @@ func (l *Ledger) syncWait() {
 		err := f.err
 		if f.b != nil {
 			err = l.makeDurable(f)
-			f.b.Close()
+			_ = f.b.Close() // releases memory; fails only for a batch closed twice
 			if err == nil {
 				l.publish(f.tip, f.snap)
 			} else {
-				f.snap.Close()
+				_ = f.snap.Close() // Pebble's Snapshot.Close always returns nil
 			}
 		}
 		if err == nil {

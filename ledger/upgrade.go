@@ -171,7 +171,7 @@ func upgradeLegacy(dir string, fs vfs.FS, logger *slog.Logger) (err error) {
 	}
 	// 5. The meta/ keys, in one batch: from here on the store is format 3.
 	b := db.NewBatch()
-	defer b.Close()
+	defer func() { _ = b.Close() }() // releases memory; fails only for a batch closed twice
 	errs := []error{
 		b.Set(keyOrigin, origin, nil),
 		b.Set(keySize, sizeV, nil),
@@ -227,14 +227,14 @@ func moveKeys(db *pebble.DB, from, to []byte, value func([]byte) ([]byte, error)
 		}
 		errs = append(errs, it.Error(), it.Close())
 		if err := errors.Join(errs...); err != nil {
-			b.Close()
+			_ = b.Close() // releases memory; fails only for a batch closed twice
 			return err
 		}
 		if n == 0 {
 			return b.Close()
 		}
 		err = b.Commit(pebble.NoSync)
-		b.Close()
+		_ = b.Close() // releases memory; fails only for a batch closed twice
 		if err != nil {
 			return err
 		}
@@ -287,7 +287,7 @@ func writeCkptLogFromStore(db *pebble.DB, fs vfs.FS, name string, verify func([]
 	var all []byte
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := verify(it.Value()); err != nil {
-			it.Close()
+			_ = it.Close() // the failed check is the error to report
 			return fmt.Errorf("%w: stored checkpoint %s: %v", ErrCorrupt, KeyName(it.Key()), err)
 		}
 		all = append(all, encodeCkptRecords(it.Value())...)

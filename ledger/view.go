@@ -46,7 +46,7 @@ func (l *Ledger) releaseView(v *view) {
 	}
 	l.pubMu.Unlock()
 	if last && v.snap != nil {
-		v.snap.Close()
+		_ = v.snap.Close() // Pebble's Snapshot.Close always returns nil
 	}
 	if last {
 		l.pubCond.Broadcast()

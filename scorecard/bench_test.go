@@ -63,14 +63,18 @@ func benchLedger(b *testing.B, n int) (*admit.Ledger, time.Time) {
 	}
 	if l, err := admit.Open(dir, ledger.Options{ReadOnly: true}); err == nil {
 		size := l.Size()
-		l.Close()
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
 		if size == int64(n) {
 			return openReadOnly(b, dir), end
 		}
 		b.Fatalf("%s holds %d events, not %d bundles: remove it", dir, size, n)
 	}
 	build := dir + ".building"
-	os.RemoveAll(build)
+	if err := os.RemoveAll(build); err != nil {
+		b.Fatal(err)
+	}
 	if err := ledger.Init(build, ledger.InitOptions{Origin: "scorecard.bench"}); err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +84,7 @@ func benchLedger(b *testing.B, n int) (*admit.Ledger, time.Time) {
 	}
 	start := time.Now()
 	if err := fillBundles(l, benchConfig(n)); err != nil {
-		l.Close()
+		_ = l.Close() // b.Fatal below reports the failure
 		b.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
@@ -98,7 +102,11 @@ func openReadOnly(b *testing.B, dir string) *admit.Ledger {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { l.Close() })
+	b.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			b.Error(err)
+		}
+	})
 	return l
 }
 

@@ -31,7 +31,11 @@ func openLedger(t testing.TB) *admit.Ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return l
 }
 

@@ -91,7 +91,9 @@ func TestPeriods(t *testing.T) {
 			}
 			for i, p := range ps {
 				var w struct{ label, start, end, partial string }
-				fmt.Sscan(tc.want[i], &w.label, &w.start, &w.end, &w.partial)
+				if _, err := fmt.Sscan(tc.want[i], &w.label, &w.start, &w.end, &w.partial); err != nil {
+					t.Fatalf("want[%d] %q: %v", i, tc.want[i], err)
+				}
 				if p.Label != w.label || !p.Start.Equal(date(w.start)) || !p.End.Equal(date(w.end)) || fmt.Sprint(p.Partial(tc.g)) != w.partial {
 					t.Errorf("period %d = %s %v %v partial %v, want %s", i, p.Label, p.Start, p.End, p.Partial(tc.g), tc.want[i])
 				}

@@ -43,7 +43,7 @@ func readTrustedSigners(path string) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
 	return admit.ReadTrustedSigners(f)
 }
 
@@ -76,7 +76,7 @@ func runAppend(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer closeLedger(l)
 	docs := make([]admit.DocRef, len(refs))
 	var stdin []byte
 	var stdinErr error
@@ -148,13 +148,13 @@ func writeOutcome(e *env, asJSON bool, o ledger.Outcome) error {
 	}
 	switch o.Status {
 	case ledger.StatusAppended:
-		fmt.Fprintf(e.stdout, "%s: appended as event %d (%s %s)\n", o.Name, o.Seq, o.Kind, o.ID)
+		_, _ = fmt.Fprintf(e.stdout, "%s: appended as event %d (%s %s)\n", o.Name, o.Seq, o.Kind, o.ID)
 	case ledger.StatusReplay:
-		fmt.Fprintf(e.stdout, "%s: replay refused: %s %s is event %d\n", o.Name, o.Kind, o.ID, o.Seq)
+		_, _ = fmt.Fprintf(e.stdout, "%s: replay refused: %s %s is event %d\n", o.Name, o.Kind, o.ID, o.Seq)
 	case ledger.StatusConflict:
-		fmt.Fprintf(e.stdout, "%s: conflict refused: %s %s is event %d with different bytes\n", o.Name, o.Kind, o.ID, o.Seq)
+		_, _ = fmt.Fprintf(e.stdout, "%s: conflict refused: %s %s is event %d with different bytes\n", o.Name, o.Kind, o.ID, o.Seq)
 	default:
-		fmt.Fprintf(e.stdout, "%s: rejected (%s): %s\n", o.Name, o.Class, o.Reason)
+		_, _ = fmt.Fprintf(e.stdout, "%s: rejected (%s): %s\n", o.Name, o.Class, o.Reason)
 	}
 	return nil
 }

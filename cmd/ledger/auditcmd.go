@@ -34,7 +34,7 @@ func auditCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			start := time.Now()
 			rep, err := l.Audit(c.Context, ledger.AuditOptions{MaxProblems: c.Int("max-problems")})
 			if err != nil {
@@ -61,15 +61,15 @@ func auditCommand(e *env) *cli.Command {
 				}
 			} else {
 				if rep.OK() {
-					fmt.Fprintf(e.stdout, "%s: sound: %s events, %s signed checkpoints agree with the tree (root %s); documents, leaves and indexes check out (%s)\n",
+					_, _ = fmt.Fprintf(e.stdout, "%s: sound: %s events, %s signed checkpoints agree with the tree (root %s); documents, leaves and indexes check out (%s)\n",
 						c.String("dir"), thousands(rep.Events), thousands(rep.Checkpoints), b64(rep.Root[:]), elapsed.Round(time.Millisecond))
 				} else {
-					fmt.Fprintf(e.stdout, "%s: %d problem(s) in %s events:\n", c.String("dir"), int64(len(rep.Problems))+rep.Omitted, thousands(rep.Events))
+					_, _ = fmt.Fprintf(e.stdout, "%s: %d problem(s) in %s events:\n", c.String("dir"), int64(len(rep.Problems))+rep.Omitted, thousands(rep.Events))
 					for _, p := range rep.Problems {
-						fmt.Fprintf(e.stdout, "  %s\n", p)
+						_, _ = fmt.Fprintf(e.stdout, "  %s\n", p)
 					}
 					if rep.Omitted > 0 {
-						fmt.Fprintf(e.stdout, "  … and %d more\n", rep.Omitted)
+						_, _ = fmt.Fprintf(e.stdout, "  … and %d more\n", rep.Omitted)
 					}
 				}
 			}

@@ -4,6 +4,11 @@
 // their results; it holds no logic of its own that a library caller would
 // need.
 //
+// Lines of text printed with fmt.Fprint* do not check the write's error
+// (`_, _ = fmt.Fprintf`): on a closed pipe the process ends with SIGPIPE
+// anyway. Output a program reads (--json lines, raw documents, checkpoints
+// and proofs) is checked, and a failed write fails the command.
+//
 // Exit codes (also in `ledger --help`):
 //
 //	0  success: every input valid (or appended)

@@ -35,7 +35,7 @@ func exportCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			if path == "-" {
 				if _, err := l.Export(c.Context, e.stdout); err != nil {
 					return exitf(exitInternal, "export: %w", err)
@@ -49,7 +49,7 @@ func exportCommand(e *env) *cli.Command {
 			if err != nil {
 				return exitf(exitInternal, "export %s: %w", path, err)
 			}
-			fmt.Fprintf(e.stdout, "exported %d events to %s (tree root %s, signed)\n", st.Events, path, b64(st.Root[:]))
+			_, _ = fmt.Fprintf(e.stdout, "exported %d events to %s (tree root %s, signed)\n", st.Events, path, b64(st.Root[:]))
 			return nil
 		},
 	}
@@ -69,7 +69,9 @@ func writeAtomically[T any](e *env, path string, write func(io.Writer) (T, error
 	if err != nil {
 		return zero, pathless(err)
 	}
-	e.cleanups = append(e.cleanups, func() { os.Remove(tmp) })
+	// Removing tmp is best effort (the process is ending on a store
+	// failure): a leftover has a hidden name and is never mistaken for path.
+	e.cleanups = append(e.cleanups, func() { _ = os.Remove(tmp) })
 	res, err := write(f)
 	if err == nil {
 		err = f.Sync()
@@ -80,7 +82,9 @@ func writeAtomically[T any](e *env, path string, write func(io.Writer) (T, error
 	if err == nil {
 		err = os.Link(tmp, path) // fails if path appeared meanwhile
 	}
-	os.Remove(tmp)
+	// Best effort: on success path is a link to the same file; on failure
+	// err is the error to report.
+	_ = os.Remove(tmp)
 	if err != nil {
 		return zero, err
 	}
@@ -128,7 +132,7 @@ func importCommand(e *env) *cli.Command {
 				if err != nil {
 					return usageErrorf("import %s: %v", path, pathless(err))
 				}
-				defer f.Close()
+				defer func() { _ = f.Close() }() // read-only: nothing to lose
 				r = f
 			}
 			opts.Logger, opts.Projectors = e.log, ledgerProjectors()
@@ -146,7 +150,7 @@ func importCommand(e *env) *cli.Command {
 			if st.Signer != "" {
 				signed = "; its signed checkpoint verifies under " + st.Signer
 			}
-			fmt.Fprintf(e.stdout, "imported %d events into %s; tree root %s matches the archive%s\n", st.Events, dir, b64(st.Root[:]), signed)
+			_, _ = fmt.Fprintf(e.stdout, "imported %d events into %s; tree root %s matches the archive%s\n", st.Events, dir, b64(st.Root[:]), signed)
 			return nil
 		},
 	}

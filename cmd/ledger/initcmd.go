@@ -46,8 +46,8 @@ func initCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
-			fmt.Fprintf(e.stdout, "initialized ledger in %s\n  origin        %s\n  log key       %s (0600)\n  verifier key  %s\n",
+			defer closeLedger(l)
+			_, _ = fmt.Fprintf(e.stdout, "initialized ledger in %s\n  origin        %s\n  log key       %s (0600)\n  verifier key  %s\n",
 				dir, l.Origin(), filepath.Join(dir, "log.key"), l.VerifierKey())
 			return nil
 		},

@@ -130,11 +130,11 @@ func openRegular(name string) (*os.File, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close() // read-only, and refused
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		f.Close()
+		_ = f.Close() // read-only, and refused
 		what := "not a regular file"
 		switch m := st.Mode(); {
 		case m.IsDir():
@@ -150,7 +150,7 @@ func openRegular(name string) (*os.File, error) {
 	}
 	// Back to blocking reads (no effect on a regular file, but explicit).
 	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
-		f.Close()
+		_ = f.Close() // read-only, and refused
 		return nil, err
 	}
 	return f, nil
@@ -177,7 +177,7 @@ func loadBounded(name string, stdin io.Reader, max int64) ([]byte, error) {
 		if err != nil {
 			return nil, pathless(err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read-only: nothing to lose
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, max+1))

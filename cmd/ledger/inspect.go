@@ -218,10 +218,10 @@ func writeInspectText(w io.Writer, name string, res *inspect.Result) {
 	if res.Form != "" {
 		kind += " (" + string(res.Form) + " form)"
 	}
-	fmt.Fprintf(w, "%s: %s: %s\n", name, kind, strings.ToUpper(statusName(res.Status)))
+	_, _ = fmt.Fprintf(w, "%s: %s: %s\n", name, kind, strings.ToUpper(statusName(res.Status)))
 	row := func(label, value string) {
 		if value != "" {
-			fmt.Fprintf(w, "  %-16s %s\n", label, value)
+			_, _ = fmt.Fprintf(w, "  %-16s %s\n", label, value)
 		}
 	}
 	row("id", res.ID)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,18 +53,29 @@ func checkOneLine(t *testing.T, what string, stderr string, code, wantCode int, 
 func TestMissingMarkerDeletesNothing(t *testing.T) {
 	dir, files := integrityLedger(t)
 	store := filepath.Join(dir, "store")
-	markers, _ := filepath.Glob(filepath.Join(store, "marker.manifest.*"))
+	markers, err := filepath.Glob(filepath.Join(store, "marker.manifest.*"))
+	if err != nil || len(markers) == 0 {
+		t.Fatalf("marker files: %v %v", markers, err)
+	}
 	for _, m := range markers {
-		os.Remove(m)
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
 	}
 	list := func() string {
 		var b strings.Builder
-		filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-			if err == nil && !info.IsDir() {
+		err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			if !info.IsDir() {
 				fmt.Fprintf(&b, "%s %d\n", p, info.Size())
 			}
 			return nil
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		return b.String()
 	}
 	before := list()
@@ -129,7 +141,9 @@ func TestEditedDocumentNotServed(t *testing.T) {
 			return err
 		}
 		doc := bytes.Replace(v, []byte(`"pass"`), []byte(`"fail"`), 1)
-		closer.Close()
+		if err := closer.Close(); err != nil {
+			return err
+		}
 		return db.Set(k, doc, pebble.Sync)
 	})
 	out, stderr, code := runLedger(t, nil, "get", "4", "--raw", "--dir", dir)
@@ -171,7 +185,9 @@ func TestEditedLeafNotProven(t *testing.T) {
 			return err
 		}
 		leaf := bytes.Replace(v, []byte(`"verdict":"pass"`), []byte(`"verdict":"fail"`), 1)
-		closer.Close()
+		if err := closer.Close(); err != nil {
+			return err
+		}
 		return db.Set(k, leaf, pebble.Sync)
 	})
 	proofFile := filepath.Join(t.TempDir(), "p.proof")
@@ -208,13 +224,21 @@ func TestProveVerifiesEverySize(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(tmp, "bad")
-	os.WriteFile(bad, bytes.Replace(data, []byte("old 0 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="), []byte("old 0 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="), 1), 0o644)
+	zeroed := bytes.Replace(data, []byte("old 0 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="), []byte("old 0 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="), 1)
+	if bytes.Equal(zeroed, data) {
+		t.Fatal("the size-0 proof does not carry the empty tree's root")
+	}
+	if err := os.WriteFile(bad, zeroed, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, stderr, code := runLedger(t, nil, "verify-proof", bad, "--key", pub); code != exitInvalid {
 		t.Errorf("a size-0 proof with a zero old root: exit %d, %s", code, stderr)
 	}
 	// A proof file whose first line is 50 MB: a short error.
 	huge := filepath.Join(tmp, "huge")
-	os.WriteFile(huge, bytes.Repeat([]byte("x"), 50<<20), 0o644)
+	if err := os.WriteFile(huge, bytes.Repeat([]byte("x"), 50<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, stderr, code := runLedger(t, nil, "verify-proof", huge, "--key", pub)
 	if code == 0 || len(stderr) > 500 {
 		t.Errorf("50 MB proof file: exit %d, %d bytes of error", code, len(stderr))
@@ -239,8 +263,14 @@ func TestImportKilledLeavesTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(50+100*i) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatalf("kill %d: %v", i, err)
+		}
+		// Killed, or finished just before the kill (which the checks
+		// below catch): an exit status either way.
+		if err := cmd.Wait(); err != nil && !errors.As(err, new(*exec.ExitError)) {
+			t.Fatalf("kill %d: wait: %v", i, err)
+		}
 		out := mustRun(t, 0, "log", "--dir", dst)
 		if out != "" {
 			t.Errorf("kill %d: the target holds events:\n%.300s", i, out)
@@ -323,20 +353,27 @@ func TestKeyFilesPrivate(t *testing.T) {
 	dir, _ := integrityLedger(t)
 	secret := []byte("cli-registered-hmac-secret-for-grep-4242")
 	keyFile := filepath.Join(t.TempDir(), "k.bin")
-	os.WriteFile(keyFile, secret, 0o600)
+	if err := os.WriteFile(keyFile, secret, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	mustRun(t, 0, "key", "add-hmac", "ci", keyFile, "--dir", dir)
 	out := mustRun(t, 0, "key", "add-hmac", "ci", keyFile, "--dir", dir)
 	if !strings.Contains(out, "already registered") {
 		t.Errorf("second add-hmac: %s", out)
 	}
-	filepath.Walk(filepath.Join(dir, "store"), func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			if b, _ := os.ReadFile(p); bytes.Contains(b, secret) {
-				t.Errorf("%s holds the secret", p)
-			}
+	err := filepath.Walk(filepath.Join(dir, "store"), func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
 		}
-		return nil
+		b, err := os.ReadFile(p)
+		if bytes.Contains(b, secret) {
+			t.Errorf("%s holds the secret", p)
+		}
+		return err
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, err := os.Stat(filepath.Join(dir, "secrets", "hmac-ci"))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("secret file: %v %v", st, err)
@@ -369,11 +406,17 @@ func TestChecksumFailureIsOneLine(t *testing.T) {
 	}
 	for off := size / 4; off < size*3/4; off += size / 16 {
 		b := make([]byte, 1)
-		f.ReadAt(b, off)
+		if _, err := f.ReadAt(b, off); err != nil {
+			t.Fatal(err)
+		}
 		b[0] ^= 0x5a
-		f.WriteAt(b, off)
+		if _, err := f.WriteAt(b, off); err != nil {
+			t.Fatal(err)
+		}
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	archive := filepath.Join(t.TempDir(), "a.zst")
 	for _, args := range [][]string{{"export", archive}, {"audit"}, {"log"}, {"rebuild"}} {
 		_, stderr, code := runLedger(t, nil, append(args, "--dir", dir)...)

@@ -35,16 +35,16 @@ func keyCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					defer l.Close()
+					defer closeLedger(l)
 					added, err := l.Registry().AddHMACKey(k)
 					if err != nil {
 						return usageErrorf("%v", err)
 					}
 					if !added {
-						fmt.Fprintf(e.stdout, "HMAC key %q (%s) is already registered\n", k.Name, registry.KeyID(k.Secret))
+						_, _ = fmt.Fprintf(e.stdout, "HMAC key %q (%s) is already registered\n", k.Name, registry.KeyID(k.Secret))
 						return nil
 					}
-					fmt.Fprintf(e.stdout, "registered HMAC key %q (%s)\n", k.Name, registry.KeyID(k.Secret))
+					_, _ = fmt.Fprintf(e.stdout, "registered HMAC key %q (%s)\n", k.Name, registry.KeyID(k.Secret))
 					return nil
 				},
 			},

@@ -86,7 +86,7 @@ func (e *env) fatal(msg string) {
 	for _, f := range e.cleanups {
 		f()
 	}
-	fmt.Fprintf(e.stderr, "ledger: the store failed: %s\n", oneLine(msg))
+	_, _ = fmt.Fprintf(e.stderr, "ledger: the store failed: %s\n", oneLine(msg))
 	e.exit(exitInternal)
 }
 
@@ -115,7 +115,7 @@ func newApp(e *env) *cli.App {
 			return usageErrorf("%v", err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(c.App.ErrWriter, "ledger: unknown command %q (see ledger --help)\n", name)
+			_, _ = fmt.Fprintf(c.App.ErrWriter, "ledger: unknown command %q (see ledger --help)\n", name)
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run() maps errors to exit codes
 		Commands: []*cli.Command{
@@ -146,11 +146,6 @@ func newApp(e *env) *cli.App {
 	return app
 }
 
-// run executes the CLI and returns the process exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runEnv(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr})
-}
-
 // runEnv executes the CLI in e and returns the process exit code.
 func runEnv(ctx context.Context, args []string, e *env) int {
 	stderr := e.stderr
@@ -159,7 +154,7 @@ func runEnv(ctx context.Context, args []string, e *env) int {
 	unknown := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		unknown = true
-		fmt.Fprintf(stderr, "ledger: unknown command %q (see ledger --help)\n", name)
+		_, _ = fmt.Fprintf(stderr, "ledger: unknown command %q (see ledger --help)\n", name)
 	}
 	err := app.RunContext(ctx, interspersed(app, args))
 	if unknown {
@@ -177,7 +172,7 @@ func runEnv(ctx context.Context, args []string, e *env) int {
 		code = exitDamaged
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(stderr, "ledger: %s\n", oneLine(msg))
+		_, _ = fmt.Fprintf(stderr, "ledger: %s\n", oneLine(msg))
 	}
 	return code
 }

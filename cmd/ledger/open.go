@@ -28,6 +28,13 @@ func openLedger(c *cli.Context, e *env, readOnly bool) (*admit.Ledger, error) {
 	return openWith(c, e, ledger.Options{ReadOnly: readOnly})
 }
 
+// closeLedger closes the command's ledger as the command ends, without
+// making Close's error the command's: every write a command makes is
+// synced before it is reported, and what Close adds on a writable ledger
+// (a flush that spares the next open a replay of the log) loses nothing
+// when it fails. A failed flush is logged as a warning all the same.
+func closeLedger(l *admit.Ledger) { _ = l.Close() }
+
 func openWith(c *cli.Context, e *env, opts ledger.Options) (*admit.Ledger, error) {
 	dir := c.String("dir")
 	opts.Logger = e.log

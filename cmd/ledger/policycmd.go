@@ -41,23 +41,23 @@ func policyCommand(e *env) *cli.Command {
 						return exitf(exitMalformed, "%s: not a valid policy: %v", path, err)
 					}
 					if d, ok := governance.DefaultByHash(p.Hash()); ok {
-						fmt.Fprintf(e.stdout, "%s is the default policy %q (%s), always known: nothing to register\n", path, d.Name, d.HashString())
+						_, _ = fmt.Fprintf(e.stdout, "%s is the default policy %q (%s), always known: nothing to register\n", path, d.Name, d.HashString())
 						return nil
 					}
 					l, err := openLedger(c, e, false)
 					if err != nil {
 						return err
 					}
-					defer l.Close()
+					defer closeLedger(l)
 					added, err := l.Registry().AddPolicy(p)
 					if err != nil {
 						return exitf(exitInternal, "register policy: %w", err)
 					}
 					if !added {
-						fmt.Fprintf(e.stdout, "policy %s %s (%s) is already registered\n", policyName(p), p.HashString(), policyTerms(p))
+						_, _ = fmt.Fprintf(e.stdout, "policy %s %s (%s) is already registered\n", policyName(p), p.HashString(), policyTerms(p))
 						return nil
 					}
-					fmt.Fprintf(e.stdout, "registered policy %s %s (%s)\n", policyName(p), p.HashString(), policyTerms(p))
+					_, _ = fmt.Fprintf(e.stdout, "registered policy %s %s (%s)\n", policyName(p), p.HashString(), policyTerms(p))
 					return nil
 				},
 			},
@@ -76,7 +76,7 @@ func policyCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					defer l.Close()
+					defer closeLedger(l)
 					all, err := l.Registry().All()
 					if err != nil {
 						return exitf(exitInternal, "%w", err)

@@ -26,7 +26,7 @@ func checkpointCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			ck, err := l.Checkpoint()
 			if err != nil {
 				return exitf(exitInternal, "%w", err)
@@ -63,7 +63,7 @@ func proveCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				defer l.Close()
+				defer closeLedger(l)
 				p, err := l.ProveConsistency(oldSize, newSize)
 				if err != nil {
 					return usageErrorf("%v", err)
@@ -77,7 +77,7 @@ func proveCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				defer l.Close()
+				defer closeLedger(l)
 				ev, err := resolveEvent(l, c.Args().First())
 				if errors.Is(err, ledger.ErrNotFound) {
 					return usageErrorf("%s: no such event or document in the ledger", c.Args().First())
@@ -157,7 +157,7 @@ func verifyProofCommand(e *env) *cli.Command {
 				if err != nil {
 					return proofErr(err)
 				}
-				fmt.Fprintf(e.stdout, "%s: OK: the tree of size %d (root %s) extends the tree of size %d (root %s); checkpoint signed by %s\n",
+				_, _ = fmt.Fprintf(e.stdout, "%s: OK: the tree of size %d (root %s) extends the tree of size %d (root %s); checkpoint signed by %s\n",
 					name, v.New.Size, b64(v.New.Root[:]), v.Old.Size, b64(v.Old.Root[:]), v.New.Origin)
 				return nil
 			}
@@ -181,7 +181,7 @@ func verifyProofCommand(e *env) *cli.Command {
 			if doc != nil {
 				docNote = "; the document matches its digest"
 			}
-			fmt.Fprintf(e.stdout, "%s: OK: event %d (%s %s) is in the tree of size %d (root %s) signed by %s%s\n",
+			_, _ = fmt.Fprintf(e.stdout, "%s: OK: event %d (%s %s) is in the tree of size %d (root %s) signed by %s%s\n",
 				name, v.Leaf.Seq, v.Leaf.Kind, v.Leaf.ID, v.Checkpoint.Size, b64(v.Checkpoint.Root[:]), v.Checkpoint.Origin, docNote)
 			return nil
 		},

@@ -65,7 +65,7 @@ func writeEventLine(w io.Writer, ev *ledger.Event) {
 	if subject == "" {
 		subject = "-"
 	}
-	fmt.Fprintf(w, "%6d  %s  %-16s  %s  %s\n", ev.Seq, ev.AppendedAt.UTC().Format("2006-01-02T15:04:05Z"), ev.Kind, ev.ID, subject)
+	_, _ = fmt.Fprintf(w, "%6d  %s  %-16s  %s  %s\n", ev.Seq, ev.AppendedAt.UTC().Format("2006-01-02T15:04:05Z"), ev.Kind, ev.ID, subject)
 }
 
 func getCommand(e *env) *cli.Command {
@@ -86,7 +86,7 @@ func getCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			ev, err := resolveEvent(l, c.Args().First())
 			if errors.Is(err, ledger.ErrNotFound) {
 				return exitf(exitUsage, "%s: no such event or document in the ledger", c.Args().First())
@@ -110,7 +110,7 @@ func getCommand(e *env) *cli.Command {
 			j := toEventJSON(ev)
 			row := func(label, value string) {
 				if value != "" {
-					fmt.Fprintf(e.stdout, "%-12s %s\n", label, value)
+					_, _ = fmt.Fprintf(e.stdout, "%-12s %s\n", label, value)
 				}
 			}
 			row("seq", fmt.Sprint(j.Seq))
@@ -169,7 +169,7 @@ func logCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			err = l.Log(c.Context, q, func(ev *ledger.Event) (bool, error) {
 				if c.Bool("json") {
 					return true, writeJSONLine(e.stdout, toEventJSON(ev))
@@ -200,7 +200,7 @@ func chainCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			events, err := l.Chain(ref)
 			if errors.Is(err, ledger.ErrNotFound) {
 				task := ref
@@ -230,7 +230,7 @@ func chainCommand(e *env) *cli.Command {
 				if ev.Position >= 0 {
 					pos = fmt.Sprintf("  position %d", ev.Position)
 				}
-				fmt.Fprintf(e.stdout, "%6d  %s  %s  %s%s\n", ev.Seq, formatTime(ev.Time), ev.Kind, ev.ID, pos)
+				_, _ = fmt.Fprintf(e.stdout, "%6d  %s  %s  %s%s\n", ev.Seq, formatTime(ev.Time), ev.Kind, ev.ID, pos)
 			}
 			return nil
 		},

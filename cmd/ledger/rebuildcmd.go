@@ -54,7 +54,7 @@ func rebuildCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			total := l.Size()
 			start := time.Now()
 			last := start
@@ -64,7 +64,7 @@ func rebuildCommand(e *env) *cli.Command {
 				}
 				if now := time.Now(); now.Sub(last) >= rebuildProgressEvery {
 					last = now
-					fmt.Fprintf(e.stderr, "rebuild: %s of %s events (%.0f%%), %s events/s\n", thousands(done), thousands(total),
+					_, _ = fmt.Fprintf(e.stderr, "rebuild: %s of %s events (%.0f%%), %s events/s\n", thousands(done), thousands(total),
 						100*float64(done)/float64(total), thousands(int64(float64(done)/now.Sub(start).Seconds())))
 				}
 			}
@@ -86,7 +86,7 @@ func rebuildCommand(e *env) *cli.Command {
 					EventsPerSecond float64 `json:"events_per_second"`
 				}{total, round4(elapsed.Seconds()), float64(int64(rate))})
 			}
-			fmt.Fprintf(e.stdout, "rebuilt the projections from %s events in %s (%s events/s)\n",
+			_, _ = fmt.Fprintf(e.stdout, "rebuilt the projections from %s events in %s (%s events/s)\n",
 				thousands(total), elapsed.Round(time.Millisecond), thousands(int64(rate)))
 			return nil
 		},

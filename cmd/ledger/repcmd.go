@@ -58,7 +58,7 @@ func reputationCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			defer snap.Close()
 			what := "agent"
 			if c.Bool("signers") {
@@ -179,7 +179,7 @@ func showReputation(e *env, snap *ledger.Snapshot, what, subject string, since, 
 	}
 	printTable(w, "", nil, rows, nil)
 	if len(types) > 0 {
-		fmt.Fprintln(w, "\ntask types (all time)")
+		_, _ = fmt.Fprintln(w, "\ntask types (all time)")
 		header := []string{"task type", "receipts", "pass", "fail", "partial", "error", "score", "confidence"}
 		var out [][]string
 		for _, t := range types {
@@ -194,14 +194,14 @@ func showReputation(e *env, snap *ledger.Snapshot, what, subject string, since, 
 func printRanking(w io.Writer, what string, reps []index.Reputation, since, at time.Time) {
 	plural := what + "s"
 	if len(reps) == 0 {
-		fmt.Fprintf(w, "no %s with receipts\n", plural)
+		_, _ = fmt.Fprintf(w, "no %s with receipts\n", plural)
 		return
 	}
 	scope := ""
 	if !since.IsZero() {
 		scope = ", receipts of " + since.Format("2006-01-02") + " and later"
 	}
-	fmt.Fprintf(w, "%s ranked by reputation at %s (half-life 30 days, prior 3 observations at 0.67%s)\n",
+	_, _ = fmt.Fprintf(w, "%s ranked by reputation at %s (half-life 30 days, prior 3 observations at 0.67%s)\n",
 		plural, formatTime(at), scope)
 	header := []string{"rank", what, "score", "confidence", "receipts", "pass", "fail", "partial", "error", "last seen"}
 	var out [][]string

@@ -160,7 +160,9 @@ func expected(t *testing.T, w window, facts []bundleFact, rbs []rollbackFact, po
 		if m, ok := governance.ParseMode(w.mode); ok {
 			mode = int(m)
 		} else {
-			fmt.Sscan(w.mode, &mode)
+			if _, err := fmt.Sscan(w.mode, &mode); err != nil {
+				t.Fatalf("window mode %q: %v", w.mode, err)
+			}
 		}
 	}
 	var solved, failed, skipped, errs, viol, unknown, cost, tokens, retries, evid int64

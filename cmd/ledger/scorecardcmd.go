@@ -32,7 +32,7 @@ func openQuery(c *cli.Context, e *env) (*admit.Ledger, *ledger.Snapshot, error) 
 		return nil, nil, err
 	}
 	if l.Stale() {
-		l.Close()
+		closeLedger(l)
 		return nil, nil, exitf(exitInternal, "%v: run ledger rebuild", ledger.ErrStale)
 	}
 	return l, l.Snapshot(), nil
@@ -114,7 +114,7 @@ func scorecardCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			defer snap.Close()
 			policy, policyLabel, err := resolvePolicy(l, c.String("policy"))
 			if err != nil {
@@ -198,7 +198,7 @@ func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg str
 	} else {
 		scope += ", every mode"
 	}
-	fmt.Fprintf(w, "scorecard of the witness bundles created %s (%s)\n", windowText(rep.Window.Since, rep.Window.Until), scope)
+	_, _ = fmt.Fprintf(w, "scorecard of the witness bundles created %s (%s)\n", windowText(rep.Window.Since, rep.Window.Until), scope)
 	rows := [][]string{
 		{"total_tasks", thousands(m.TotalTasks), ""},
 		{"solved", thousands(m.Solved), ""},
@@ -218,7 +218,7 @@ func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg str
 		{"solve_rate", fmt.Sprintf("%.4f", m.SolveRate), ""},
 	}
 	printTable(w, "  ", nil, rows, []bool{false, true, false})
-	fmt.Fprintln(w, "\nacceptance criteria (ADR-035 section 4.1)")
+	_, _ = fmt.Fprintln(w, "\nacceptance criteria (ADR-035 section 4.1)")
 	var crit [][]string
 	unmet := 0
 	for _, cr := range rep.Criteria {
@@ -238,9 +238,9 @@ func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg str
 	}
 	printTable(w, "  ", nil, crit, []bool{false, true, false, false})
 	if rep.Accepted {
-		fmt.Fprintln(w, "accepted: every criterion is met")
+		_, _ = fmt.Fprintln(w, "accepted: every criterion is met")
 	} else {
-		fmt.Fprintf(w, "not accepted: %d of %d criteria not met (exit code %d)\n", unmet, len(rep.Criteria), exitNotAccepted)
+		_, _ = fmt.Fprintf(w, "not accepted: %d of %d criteria not met (exit code %d)\n", unmet, len(rep.Criteria), exitNotAccepted)
 	}
 }
 
@@ -284,7 +284,7 @@ func trendCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			defer snap.Close()
 			rows, _, err := scorecard.Trend(snap, g, since, until)
 			if err != nil {
@@ -309,7 +309,7 @@ func trendCommand(e *env) *cli.Command {
 				return exitf(exitInternal, "%w", err)
 			}
 			if !c.Bool("json") {
-				fmt.Fprintf(e.stdout, "wrote the chart to %s\n", plotPath)
+				_, _ = fmt.Fprintf(e.stdout, "wrote the chart to %s\n", plotPath)
 			}
 			return nil
 		},
@@ -330,10 +330,10 @@ func trendTitle(rows []scorecard.Row, g scorecard.Granularity) string {
 
 func printTrend(w io.Writer, rows []scorecard.Row, g scorecard.Granularity, since, until time.Time) {
 	if len(rows) == 0 {
-		fmt.Fprintf(w, "no witness bundles created %s\n", windowText(since, until))
+		_, _ = fmt.Fprintf(w, "no witness bundles created %s\n", windowText(since, until))
 		return
 	}
-	fmt.Fprintf(w, "cost to outcome by %s, witness bundles created %s (UTC)\n", g, windowText(rows[0].Start, rows[len(rows)-1].End))
+	_, _ = fmt.Fprintf(w, "cost to outcome by %s, witness bundles created %s (UTC)\n", g, windowText(rows[0].Start, rows[len(rows)-1].End))
 	header := []string{"period", "tasks", "solved", "solve rate", "cost/solve", "tokens/solve", "retries", "regressions"}
 	var out [][]string
 	partial := false
@@ -354,7 +354,7 @@ func printTrend(w io.Writer, rows []scorecard.Row, g scorecard.Granularity, sinc
 	}
 	printTable(w, "", header, out, []bool{false, true, true, true, true, true, true, true})
 	if partial {
-		fmt.Fprintln(w, "* partial period: the window covers only part of it")
+		_, _ = fmt.Fprintln(w, "* partial period: the window covers only part of it")
 	}
 }
 
@@ -396,7 +396,7 @@ func printTable(w io.Writer, indent string, header []string, rows [][]string, ri
 				b.WriteString(cell + pad)
 			}
 		}
-		fmt.Fprintln(w, b.String())
+		_, _ = fmt.Fprintln(w, b.String())
 	}
 }
 

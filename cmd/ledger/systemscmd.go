@@ -41,7 +41,7 @@ func systemsCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			defer l.Close()
+			defer closeLedger(l)
 			defer snap.Close()
 			systems, err := index.Systems(snap)
 			if err != nil {
@@ -159,9 +159,9 @@ func toSystemsJSON(systems []index.System, verifiers map[string][][2]string, tie
 }
 
 func printSystems(w io.Writer, j systemsJSON) {
-	fmt.Fprintf(w, "AVIR systems (%d)\n", len(j.Systems))
+	_, _ = fmt.Fprintf(w, "AVIR systems (%d)\n", len(j.Systems))
 	if len(j.Systems) == 0 {
-		fmt.Fprintln(w, "  none attested")
+		_, _ = fmt.Fprintln(w, "  none attested")
 	} else {
 		header := []string{"system", "attestations", "latest", "level", "pass rate", "latest at", "history (oldest first)"}
 		var rows [][]string
@@ -181,9 +181,9 @@ func printSystems(w io.Writer, j systemsJSON) {
 		printTable(w, "  ", header, rows, []bool{false, true, false, false, true, false, false})
 	}
 
-	fmt.Fprintf(w, "\nAVIR verifier keys (%d)\n", len(j.Verifiers))
+	_, _ = fmt.Fprintf(w, "\nAVIR verifier keys (%d)\n", len(j.Verifiers))
 	if len(j.Verifiers) == 0 {
-		fmt.Fprintln(w, "  none")
+		_, _ = fmt.Fprintln(w, "  none")
 	} else {
 		header := append([]string{"signer", "attestations"}, avirVerdicts...)
 		header = append(header, "other", "systems")
@@ -201,9 +201,9 @@ func printSystems(w io.Writer, j systemsJSON) {
 		printTable(w, "  ", header, rows, []bool{false, true, true, true, true, true, true, false})
 	}
 
-	fmt.Fprintln(w, "\nVRF receipts per tier")
+	_, _ = fmt.Fprintln(w, "\nVRF receipts per tier")
 	if len(j.VRFTiers) == 0 {
-		fmt.Fprintln(w, "  none")
+		_, _ = fmt.Fprintln(w, "  none")
 		return
 	}
 	header := append([]string{"tier", "receipts"}, vrfVerdicts...)

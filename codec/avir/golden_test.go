@@ -221,7 +221,9 @@ func TestGolden(t *testing.T) {
 			continue
 		}
 		if *update {
-			os.Remove(filepath.Join(goldenDir, e.Name()))
+			if err := os.Remove(filepath.Join(goldenDir, e.Name())); err != nil {
+				t.Error(err)
+			}
 			continue
 		}
 		t.Errorf("%s: stale golden file", e.Name())

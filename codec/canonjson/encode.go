@@ -83,17 +83,6 @@ func appendValue(dst []byte, v Value, ascii bool) []byte {
 	return dst
 }
 
-// sortedMembers returns the members ordered by key code point. Byte order
-// of (generalized) UTF-8 is code point order, which is Python's str order.
-func sortedMembers(ms []Member) []Member {
-	if slices.IsSortedFunc(ms, cmpMember) {
-		return ms
-	}
-	out := slices.Clone(ms)
-	slices.SortFunc(out, cmpMember)
-	return out
-}
-
 func cmpMember(a, b Member) int { return strings.Compare(a.Key, b.Key) }
 
 // Indent returns v as Python writes it with json.dumps(v, indent=2):

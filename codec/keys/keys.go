@@ -237,12 +237,14 @@ func writeSecret(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	// After a failed write or sync the file is useless either way: that
+	// error is the one to report.
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

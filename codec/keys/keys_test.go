@@ -130,7 +130,9 @@ func TestKeyFiles(t *testing.T) {
 		t.Errorf("Candidates without newline = %+v", c)
 	}
 	empty := filepath.Join(dir, "empty")
-	os.WriteFile(empty, nil, 0o600)
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := LoadHMACKey(empty); !errors.Is(err, ErrKey) {
 		t.Errorf("empty HMAC key file: %v", err)
 	}

@@ -41,12 +41,11 @@ type Rollback struct {
 	At            time.Time
 	Reason        string
 
-	value   canonjson.Value
-	signed  bool
-	signer  ed25519.PublicKey
-	stated  string // content_hash as written
-	sigHex  string
-	algoErr string
+	value  canonjson.Value
+	signed bool
+	signer ed25519.PublicKey
+	stated string // content_hash as written
+	sigHex string
 }
 
 // IsRollback reports whether v looks like a rollback record (an object

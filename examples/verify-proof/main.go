@@ -45,14 +45,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keyArg := fs.String("key", "", "the log's verifier key, or a file holding it (log.pub)")
 	docArg := fs.String("doc", "", "also check that this file is the proven event's document (inclusion proofs)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: verify-proof -key KEY [-doc DOCUMENT] PROOF")
+		_, _ = fmt.Fprintln(stderr, "usage: verify-proof -key KEY [-doc DOCUMENT] PROOF")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "verify-proof: "+format+"\n", a...)
+		_, _ = fmt.Fprintf(stderr, "verify-proof: "+format+"\n", a...)
 		return exitUsage
 	}
 	if fs.NArg() != 1 || *keyArg == "" {
@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, proof.ErrVerifierKey) {
 			return usage("-key %s: %v", *keyArg, err)
 		}
-		fmt.Fprintf(stdout, "%s: FAIL: %v\n", name, err)
+		_, _ = fmt.Fprintf(stdout, "%s: FAIL: %v\n", name, err)
 		return exitInvalid
 	}
 
@@ -94,7 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(stdout, "%s: OK: the tree of size %d (root %s) extends the tree of size %d (root %s); checkpoint signed by %s\n",
+		_, _ = fmt.Fprintf(stdout, "%s: OK: the tree of size %d (root %s) extends the tree of size %d (root %s); checkpoint signed by %s\n",
 			name, v.New.Size, v.New.Root, v.Old.Size, v.Old.Root, v.New.Origin)
 		return exitOK
 	}
@@ -110,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if doc != nil {
 		docNote = "; the document matches its digest"
 	}
-	fmt.Fprintf(stdout, "%s: OK: event %d (%s %q) is in the tree of size %d (root %s) signed by %s%s\n",
+	_, _ = fmt.Fprintf(stdout, "%s: OK: event %d (%s %q) is in the tree of size %d (root %s) signed by %s%s\n",
 		name, v.Leaf.Seq, v.Leaf.Kind, v.Leaf.ID, v.Checkpoint.Size, v.Checkpoint.Root, v.Checkpoint.Origin, docNote)
 	return exitOK
 }

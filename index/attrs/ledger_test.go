@@ -82,7 +82,11 @@ func TestOfMatchesLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 
 	corpus, err := ledgertest.Generate(ledgertest.Config{Seed: 7, Receipts: 400, Bundles: 400, Attestations: 60, Specs: true,
 		Violations: 0.3, Incomplete: 0.3})

@@ -48,7 +48,7 @@ func Open(dir string, opts ledger.Options) (*Ledger, error) {
 func Wrap(l *ledger.Ledger) (*Ledger, error) {
 	ins, err := inspect.New()
 	if err != nil {
-		l.Close()
+		_ = l.Close() // err is the error to report
 		return nil, err
 	}
 	return &Ledger{Ledger: l, reg: registry.New(l), ins: ins, prep: make(chan struct{}, runtime.GOMAXPROCS(0))}, nil

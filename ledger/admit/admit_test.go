@@ -142,7 +142,9 @@ func TestExportImportReproducesRoot(t *testing.T) {
 	if dst.Size() != 43 || dst.Origin() != "test.example/restored" {
 		t.Errorf("imported ledger: %d events, origin %q", dst.Size(), dst.Origin())
 	}
-	dst.Close()
+	if err := dst.Close(); err != nil {
+		t.Error(err)
+	}
 	// Without the bundle's key the import stops at the bundle, and the
 	// target is left as it was: empty, and importable again.
 	againDir := filepath.Join(t.TempDir(), "again")
@@ -155,7 +157,9 @@ func TestExportImportReproducesRoot(t *testing.T) {
 	if again, err := Open(againDir, ledger.Options{ReadOnly: true}); err != nil || again.Size() != 0 {
 		t.Errorf("failed import left %v events (%v)", again.Size(), err)
 	} else {
-		again.Close()
+		if err := again.Close(); err != nil {
+			t.Error(err)
+		}
 	}
 	if _, err := Import(ctx, againDir, bytes.NewReader(archive.Bytes()), ImportOptions{Options: hmacOpts(t)}); err != nil {
 		t.Errorf("import after a failed one: %v", err)
@@ -452,10 +456,16 @@ func compress(t testing.TB, lines [][]byte) []byte {
 		t.Fatal(err)
 	}
 	for _, l := range lines {
-		zw.Write(l)
+		if _, err := zw.Write(l); err != nil {
+			t.Fatal(err)
+		}
 	}
-	zw.Write([]byte("\n"))
-	zw.Close()
+	if _, err := zw.Write([]byte("\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return buf.Bytes()
 }
 
@@ -500,7 +510,9 @@ func TestImportAtomic(t *testing.T) {
 		if l.Size() != 0 || l.Origin() != "target" {
 			t.Errorf("%s: target holds %d events, origin %q", name, l.Size(), l.Origin())
 		}
-		l.Close()
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
 	}
 	st, err := Import(ctx, dir, bytes.NewReader(compress(t, lines)), ImportOptions{})
 	if err != nil || st.Events != 300 {
@@ -520,12 +532,18 @@ func TestImportBomb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zw.Write([]byte(`{"format":"ledger-export","version":1,"origin":"x","size":1,"root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}` + "\n"))
+	if _, err := zw.Write([]byte(`{"format":"ledger-export","version":1,"origin":"x","size":1,"root":"47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
 	chunk := bytes.Repeat([]byte("A"), 1<<20)
 	for range 300 {
-		zw.Write(chunk)
+		if _, err := zw.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
 	}
-	zw.Close()
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if buf.Len() > 200<<10 {
 		t.Fatalf("bomb of %d bytes", buf.Len())
 	}

@@ -46,7 +46,11 @@ func newLedger(t testing.TB, opts ledger.Options) *Ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return l
 }
 
@@ -66,7 +70,11 @@ func dump(t testing.TB, l **Ledger) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { nl.Close() })
+	t.Cleanup(func() {
+		if err := nl.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	*l = nl
 	return d
 }

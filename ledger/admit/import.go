@@ -67,7 +67,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 		}
 		defer func() {
 			if target != nil {
-				target.Close()
+				_ = target.Close() // read-only: nothing to lose
 			}
 		}()
 		if n := target.Size(); n != 0 {
@@ -99,7 +99,9 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	}
 	defer func() {
 		if err != nil {
-			os.RemoveAll(staging)
+			// Best effort: err is the error to report, and the next
+			// import removes a staging directory left behind (StagingDir).
+			_ = os.RemoveAll(staging)
 		}
 	}()
 	if err := ledger.Init(staging, ledger.InitOptions{Origin: origin, Key: key, Logger: opts.Logger}); err != nil {
@@ -111,7 +113,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	}
 	defer func() {
 		if l != nil {
-			l.Close()
+			_ = l.Close() // only on failure (l is closed and checked below), and err says why
 		}
 	}()
 	if target != nil {
@@ -193,11 +195,13 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 		return st, err
 	}
 	if target != nil {
-		target.Close()
+		_ = target.Close() // read-only: nothing to lose
 		target = nil
 	}
 	if replaced {
-		os.RemoveAll(staging) // the empty ledger dir was
+		// The empty ledger dir was: best effort, as the import is done
+		// and the next one removes it (StagingDir).
+		_ = os.RemoveAll(staging)
 	}
 	return st, nil
 }

@@ -1,6 +1,7 @@
 package ledgertest
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -13,24 +14,30 @@ import (
 // dir, for tests that compare whole states (same submissions, same store;
 // a refusal changes nothing). It opens the store read-only with the
 // ledger's options and never writes.
-func Dump(dir string) (map[string]string, error) {
+func Dump(dir string) (_ map[string]string, err error) {
 	o := ledger.PebbleOptions(nil)
 	o.ReadOnly, o.ErrorIfNotExists = true, true
 	db, err := pebble.Open(filepath.Join(dir, "store"), o)
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer func() { err = errors.Join(err, db.Close()) }()
 	it, err := db.NewIter(&pebble.IterOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
 	out := map[string]string{}
 	for ok := it.First(); ok; ok = it.Next() {
 		out[string(it.Key())] = string(it.Value())
 	}
-	return out, it.Error()
+	err = it.Error()
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Diff names the first difference between two dumps ("" when equal).

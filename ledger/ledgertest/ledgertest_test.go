@@ -302,7 +302,11 @@ func TestAppendsToLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	opts := admit.Options{HMACKeys: c.Keys.HMACKeys(), TrustedSigners: c.Keys.TrustedSigners()}
 	ctx := context.Background()
 	const batch = 64

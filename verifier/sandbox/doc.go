@@ -19,6 +19,10 @@
 // The re-executed stages get a clean environment and only the file
 // descriptors the sandbox passes; they carry none of the parent's state.
 //
+// Closing a pipe end or a descriptor is never checked (`_ = f.Close()`): a
+// pipe's data is in the kernel once Write returns, so Close has nothing
+// left to fail on but a descriptor already closed.
+//
 // The package owns: the sandbox processes it starts, their namespaces and
 // their private tmpfs mounts. It must not touch: the host's file system
 // (nothing is written outside the sandbox's own tmpfs mounts, except for the

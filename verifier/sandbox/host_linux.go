@@ -226,7 +226,7 @@ func (in *instance) stop() {
 
 // discard ends an unused sandbox and waits for it.
 func (in *instance) discard() {
-	in.ctrl.Close()
+	_ = in.ctrl.Close()
 	select {
 	case <-in.exited:
 	case <-time.After(setupTimeout):
@@ -238,7 +238,7 @@ func (in *instance) discard() {
 
 func (in *instance) closeFiles() {
 	for _, f := range []*os.File{in.ctrl, in.stdin, in.stdout, in.stderr, in.report} {
-		f.Close()
+		_ = f.Close()
 	}
 }
 
@@ -247,7 +247,7 @@ func (r *Runner) start(ctx context.Context, ro []string, disk int64) (*instance,
 	var parent, child []*os.File
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
-			f.Close()
+			_ = f.Close()
 		}
 	}
 	var pipeErr error
@@ -270,7 +270,7 @@ func (r *Runner) start(ctx context.Context, ro []string, disk int64) (*instance,
 	if pipeErr != nil {
 		for _, f := range append(parent, child...) {
 			if f != nil {
-				f.Close()
+				_ = f.Close()
 			}
 		}
 		return nil, fmt.Errorf("sandbox: pipes: %w", pipeErr)
@@ -313,7 +313,7 @@ func (r *Runner) start(ctx context.Context, ro []string, disk int64) (*instance,
 	}
 	go func() {
 		defer close(in.status)
-		defer statR.Close()
+		defer func() { _ = statR.Close() }()
 		dec := json.NewDecoder(statR)
 		for {
 			var m statusMsg
@@ -449,11 +449,11 @@ func (r *Runner) runIn(ctx context.Context, in *instance, c Cmd, p prepared) (Re
 	start := time.Now()
 	go func() {
 		_ = json.NewEncoder(in.ctrl).Encode(msg)
-		in.ctrl.Close()
+		_ = in.ctrl.Close()
 	}()
 	go func() {
 		_, _ = in.stdin.Write(c.Stdin)
-		in.stdin.Close()
+		_ = in.stdin.Close()
 	}()
 	out := capture(p.limits.Output, in.stdout, in.stderr, in.report)
 	timer := time.NewTimer(p.limits.Wall)

@@ -90,7 +90,7 @@ func initMain() int {
 	// processes do. (Closed through their os.File, never by number: a
 	// finalizer could otherwise close a reused descriptor later.)
 	for _, f := range []*os.File{os.Stdin, os.Stdout, report} {
-		f.Close()
+		_ = f.Close()
 	}
 	owner := 0
 	if setup.RootMap {
@@ -422,7 +422,7 @@ func loopbackUp() error {
 	if err != nil {
 		return err
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	ifr, err := unix.NewIfreq("lo")
 	if err != nil {
 		return err
@@ -459,11 +459,11 @@ func startExecStage(rootMap bool, report *os.File) (*execStage, error) {
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, specR, errW, report},
 		Sys:   sys,
 	})
-	specR.Close()
-	errW.Close()
+	_ = specR.Close()
+	_ = errW.Close()
 	if err != nil {
-		specW.Close()
-		errR.Close()
+		_ = specW.Close()
+		_ = errR.Close()
 		return nil, fmt.Errorf("start exec stage: %w", err)
 	}
 	return &execStage{proc: p, spec: specW, errs: errR}, nil
@@ -524,14 +524,14 @@ func supervise(stage *execStage, spec execSpec, cmd commandMsg, proc bool, stop 
 		return st
 	}
 	err := json.NewEncoder(stage.spec).Encode(spec)
-	stage.spec.Close()
+	_ = stage.spec.Close()
 	if err != nil {
 		return finish(statusMsg{Error: fmt.Sprintf("send spec: %v", err)})
 	}
 	// The exec-error pipe is close-on-exec: EOF without a message means
 	// execve succeeded.
 	msg, _ := io.ReadAll(io.LimitReader(stage.errs, 4096))
-	stage.errs.Close()
+	_ = stage.errs.Close()
 	if len(msg) > 0 {
 		return finish(statusMsg{Error: "exec stage: " + string(msg)})
 	}

@@ -66,7 +66,7 @@ func restrictLandlock(abi int, work string) error {
 	if errno != 0 {
 		return fmt.Errorf("create ruleset: %w", errno)
 	}
-	defer unix.Close(int(fd))
+	defer func() { _ = unix.Close(int(fd)) }()
 	fileRights := uint64(unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE) | fsAll&(llTruncate|llIoctlDev)
 	rules := []struct {
 		path   string
@@ -101,7 +101,7 @@ func landlockAllow(ruleset int, path string, access uint64) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
 	if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH,
 		uintptr(unsafe.Pointer(&attr)), 0, 0, 0); errno != 0 {

@@ -22,7 +22,7 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 	if err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort, like any temporary directory
 	owner, group := os.Getuid(), os.Getgid()
 	if r.rootMap {
 		owner, group = r.uid, r.gid
@@ -53,7 +53,7 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 	stderrR, stderrW := pipe()
 	defer func() {
 		for _, f := range files {
-			f.Close()
+			_ = f.Close()
 		}
 	}()
 	if pipeErr != nil {
@@ -74,7 +74,7 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 		return res, fmt.Errorf("sandbox: start: %w", err)
 	}
 	for _, f := range []*os.File{specR, errW, repW, inR, outW, stderrW} {
-		f.Close()
+		_ = f.Close()
 	}
 	killGroup := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	spec := execSpec{
@@ -83,7 +83,7 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 	}
 	start := time.Now()
 	err = json.NewEncoder(specW).Encode(spec)
-	specW.Close()
+	_ = specW.Close()
 	msg, _ := io.ReadAll(io.LimitReader(errR, 4096))
 	if err != nil || len(msg) > 0 {
 		killGroup()
@@ -95,7 +95,7 @@ func (r *Runner) runNone(ctx context.Context, c Cmd, p prepared) (Result, error)
 	}
 	go func() {
 		_, _ = inW.Write(c.Stdin)
-		inW.Close()
+		_ = inW.Close()
 	}()
 	out := capture(p.limits.Output, outR, stderrR, repR)
 	exited := make(chan struct{})

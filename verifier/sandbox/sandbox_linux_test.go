@@ -36,7 +36,11 @@ func newRunner(tb testing.TB, cfg Config) *Runner {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { r.Close() })
+	tb.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
 	return r
 }
 
@@ -346,7 +350,7 @@ func TestNoNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // a listener: nothing to lose
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	var got struct {
 		Interfaces []string
@@ -379,7 +383,7 @@ json.dump(out, rep)
 		t.Fatal(err)
 	}
 	if c, err := ln.Accept(); err == nil {
-		c.Close()
+		_ = c.Close() // the test fails anyway
 		t.Error("the host's listener accepted a connection from the sandbox")
 	}
 }
@@ -393,7 +397,7 @@ func TestHostFilesInvisible(t *testing.T) {
 		if err := os.WriteFile(p, []byte("SECRET "+tok), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		defer os.Remove(p)
+		defer func() { _ = os.Remove(p) }() // best effort: a temporary file
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -866,7 +870,7 @@ func TestStagesCarryNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Close(keyFd)
+	defer func() { _ = syscall.Close(keyFd) }() // read-only: nothing to lose
 
 	// The command sees its own environment and descriptors 0-2 (3 with
 	// Report) only.
