@@ -173,7 +173,7 @@ func parseCheck(s string) (specCheck, error) {
 		}
 		return c, fmt.Errorf("%w: want exists, equals or length after the path, got %q", errCheckSyntax, word)
 	}
-	return c, fmt.Errorf("%w: %q is not json_parse, json_path:, length or regex:", errCheckSyntax, clip(s, 40))
+	return c, fmt.Errorf("%w: %q is not json_parse, json_path, length or regex", errCheckSyntax, clip(s, 40))
 }
 
 // parseLength parses `length <op> <int>`.
