@@ -34,8 +34,8 @@ var (
 	// failed: a non-zero exit, a timeout, a sandbox limit, or a measured
 	// run whose last line of output is not a number.
 	ErrStepFailed = errors.New("benchmark step failed")
-	// ErrSkipped is the error of a benchmark not started because an
-	// earlier one was not measured (see Options.KeepGoing).
+	// ErrSkipped is the error of a benchmark not started because another
+	// was not runnable, or an earlier one failed (see Options.KeepGoing).
 	ErrSkipped = errors.New("benchmark skipped")
 )
 
@@ -106,8 +106,8 @@ const (
 	StatusFailed Status = "failed"
 	// StatusNotRunnable: the benchmark was not run (ErrNotRunnable).
 	StatusNotRunnable Status = "not_runnable"
-	// StatusSkipped: not started after an earlier benchmark was not
-	// measured (ErrSkipped).
+	// StatusSkipped: not started because another benchmark was not
+	// runnable or an earlier one failed (ErrSkipped).
 	StatusSkipped Status = "skipped"
 )
 
@@ -243,7 +243,7 @@ func Run(ctx context.Context, r Runner, spec *avir.Spec, opts Options) (*Result,
 			continue
 		}
 		if failed && !o.KeepGoing {
-			br.Status, br.Err = StatusSkipped, fmt.Errorf("%w: an earlier benchmark was not measured", ErrSkipped)
+			br.Status, br.Err = StatusSkipped, fmt.Errorf("%w: another benchmark was not measured", ErrSkipped)
 			continue
 		}
 		if err := o.runBenchmark(ctx, r, plans[i], br); err != nil {
