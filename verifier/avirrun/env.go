@@ -21,10 +21,13 @@ import (
 // DetectEnvironment reads the environment the benchmarks run in, as the
 // attestation's environment object records it and env_hash covers it:
 //
-//   - OS and Arch: runtime.GOOS and runtime.GOARCH ("linux", "amd64"), as
-//     the protocol's own example writes them (the reference writes
-//     platform.machine(), "x86_64", so the env_hash of one machine
-//     differs between the two);
+//   - OS: runtime.GOOS ("linux"), as the reference's
+//     platform.system().lower() writes it;
+//   - Arch: the machine name Python's platform.machine() reports on Linux
+//     ("x86_64", "aarch64"; see machineName), as the reference writes it,
+//     so that one machine has one env_hash whichever verifier ran there
+//     (the protocol's example writes Go's "amd64": the reference's
+//     attestations, and so the replicators comparing them, do not);
 //   - CPUCores: the online CPUs of /sys/devices/system/cpu/online, what
 //     Python's os.cpu_count() reports on Linux; runtime.NumCPU() where
 //     that file cannot be read;
@@ -54,7 +57,7 @@ func DetectEnvironment(ctx context.Context, r Runner) (avir.Environment, error) 
 // detectHost reads everything but the Python version from fsys, the
 // host's root.
 func detectHost(fsys fs.FS, getenv func(string) string) (avir.Environment, error) {
-	env := avir.Environment{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUCores: runtime.NumCPU()}
+	env := avir.Environment{OS: runtime.GOOS, Arch: machineName(runtime.GOARCH), CPUCores: runtime.NumCPU()}
 	if b, err := readSmall(fsys, "sys/devices/system/cpu/online"); err == nil {
 		n, err := parseCPUList(string(b))
 		if err != nil {
@@ -232,4 +235,25 @@ func envValue(e avir.Environment) canonjson.Value {
 			m("memory_gb", canonjson.MakeFloat(e.MemoryGB)),
 		)),
 	)
+}
+
+// machineName returns the uname machine name (what Python's
+// platform.machine() reports on Linux) of a Go architecture; an
+// architecture without a known name keeps Go's.
+func machineName(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	case "386":
+		return "i686"
+	case "arm":
+		return "armv7l"
+	case "ppc64":
+		return "ppc64"
+	case "mips64le":
+		return "mips64"
+	}
+	return goarch // ppc64le, s390x, riscv64, loong64 are the same in both
 }

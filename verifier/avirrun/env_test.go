@@ -86,7 +86,7 @@ func TestDetectHost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if env.Container != c.container || env.CPUCores != c.cores || env.MemoryGB != 23.5 || env.OS != runtime.GOOS || env.Arch != runtime.GOARCH {
+			if env.Container != c.container || env.CPUCores != c.cores || env.MemoryGB != 23.5 || env.OS != runtime.GOOS || env.Arch != machineName(runtime.GOARCH) {
 				t.Errorf("got %+v", env)
 			}
 		})
@@ -127,3 +127,13 @@ type probeRunner struct{ res sandbox.Result }
 
 func (p *probeRunner) Run(context.Context, sandbox.Cmd) (sandbox.Result, error) { return p.res, nil }
 func (p *probeRunner) Sandbox() string                                          { return "probe" }
+
+// TestMachineName pins the architectures whose uname machine name differs
+// from Go's: the env_hash of one machine must be the reference's.
+func TestMachineName(t *testing.T) {
+	for goarch, want := range map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "riscv64": "riscv64", "s390x": "s390x"} {
+		if got := machineName(goarch); got != want {
+			t.Errorf("machineName(%q) = %q, want %q", goarch, got, want)
+		}
+	}
+}
