@@ -60,7 +60,8 @@ type InitOptions struct {
 	Origin string
 	// Key is the log's Ed25519 key; nil generates one.
 	Key ed25519.PrivateKey
-	// Logger receives Pebble's messages (at debug level); nil discards them.
+	// Logger receives Pebble's messages (below warning level, as
+	// Options.Logger says); nil discards them.
 	Logger *slog.Logger
 	// FS is the file system holding the ledger; nil is the operating
 	// system's.
@@ -69,7 +70,11 @@ type InitOptions struct {
 
 // Options configure an opened ledger.
 type Options struct {
-	// Logger receives the ledger's and Pebble's messages; nil discards them.
+	// Logger receives the ledger's and Pebble's messages; nil discards
+	// them. Pebble's own messages come at debug level (its errors, and the
+	// corruptions and fatal conditions reported otherwise, at info level):
+	// only a background error that is not a corruption (a failed flush or
+	// compaction) is a warning.
 	Logger *slog.Logger
 	// Rules are the admission rules that need the log's order (package
 	// admit's chain and task rules); nil admits every new identity.
@@ -123,6 +128,7 @@ type Ledger struct {
 	damage   error // why a damaged ledger was opened read-only (AllowDamaged)
 	hooks    *hooks
 	fatalMsg atomic.Pointer[string] // Pebble's fatal message, when it sent one
+	corrupt  atomic.Pointer[string] // the first corruption Pebble reported (Corruption)
 	bgErr    chan error             // Pebble's background errors (pebbleLogger.bgErr)
 
 	// Sequencer and syncer (sequencer.go); nil queue when read-only.
@@ -277,6 +283,19 @@ func (l *Ledger) VerifierKey() string { return l.vkey }
 // nil when it is sound (see Options.AllowDamaged).
 func (l *Ledger) Damage() error { return l.damage }
 
+// Corruption returns the first corruption Pebble reported while the
+// ledger was open, as an error wrapping ErrCorrupt, or nil when there was
+// none. A read that met it returned an error wrapping ErrCorrupt too; a
+// corruption only a background job met (a compaction reading a damaged
+// table) is reported here alone, and logged below warning level. It may
+// be called after Close.
+func (l *Ledger) Corruption() error {
+	if msg := l.corrupt.Load(); msg != nil {
+		return fmt.Errorf("%w: %s", ErrCorrupt, *msg)
+	}
+	return nil
+}
+
 // ReadOnly reports whether the ledger refuses writes.
 func (l *Ledger) ReadOnly() bool { return l.readOnly }
 
@@ -293,10 +312,10 @@ func (l *Ledger) Size() int64 {
 // PebbleOptions returns the options the ledger opens its Pebble store
 // with: bloom filters on every level (identity point lookups stay O(1) in
 // practice), a 256 MB block cache, block compression, and Pebble's own
-// messages routed to logger at debug level. Benchmarks open the bare
-// Pebble stores they measure the ledger against (stores of their own,
-// never the ledger's) with the same options, so that the limit and the
-// figure meet the same engine.
+// messages routed to logger below warning level (see Options.Logger).
+// Benchmarks open the bare Pebble stores they measure the ledger against
+// (stores of their own, never the ledger's) with the same options, so that
+// the limit and the figure meet the same engine.
 func PebbleOptions(logger *slog.Logger) *pebble.Options {
 	return pebbleOptions(pebbleLogger{l: logger})
 }
@@ -316,16 +335,30 @@ func pebbleOptions(pl pebbleLogger) *pebble.Options {
 	o.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
 	// A checksum failure is reported to the reader that met it (as an
 	// error wrapping pebble's ErrCorruption) instead of ending the
-	// process, Pebble's default.
+	// process, Pebble's default, and recorded for Ledger.Corruption: a
+	// background job (a compaction) may meet it where no reader does. Both
+	// are logged below warning level: the reader's error and the record
+	// are the reports, and a command-line program says it once.
 	o.EventListener = &pebble.EventListener{
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
+			msg := pebbleMessage(info.Details)
+			pl.corruption(msg)
 			if pl.l != nil {
-				pl.l.Debug("store corruption", "path", info.Path, "err", pebbleMessage(info.Details))
+				pl.l.Info("store corruption", "component", "pebble", "path", info.Path, "err", msg)
 			}
 		},
 		BackgroundError: func(err error) {
-			if pl.l != nil {
-				pl.l.Warn("store background error", "err", err)
+			msg := pebbleMessage(err)
+			switch {
+			case pebble.IsCorruptionError(err):
+				pl.corruption(msg) // DataCorruption usually has it already
+				if pl.l != nil {
+					pl.l.Info("store background error", "component", "pebble", "err", msg)
+				}
+			case pl.l != nil:
+				// A failed flush or compaction (a full disk, an I/O
+				// error): nothing else tells an operator.
+				pl.l.Warn("store background error", "component", "pebble", "err", msg)
 			}
 			if pl.bgErr != nil {
 				select {
@@ -339,15 +372,20 @@ func pebbleOptions(pl pebbleLogger) *pebble.Options {
 	return o
 }
 
-// pebbleLogger routes Pebble's log lines to slog at debug level, so they
-// never reach a user's terminal unless asked for, and turns Pebble's fatal
-// messages into OnFatal or a *FatalError panic (never Pebble's os.Exit
-// with a stack trace).
+// pebbleLogger routes Pebble's log lines to slog below warning level, so
+// they never reach a user's terminal unless asked for (a command-line
+// program shows warnings by default, and these with --verbose): its
+// messages at debug level, its errors at info level. Pebble's errors are
+// reported to the ledger's callers otherwise: a read that fails returns
+// its error, a corruption is recorded (Ledger.Corruption), a fatal
+// condition goes to OnFatal or a *FatalError panic (never Pebble's
+// os.Exit with a stack trace).
 type pebbleLogger struct {
 	l       *slog.Logger
 	onFatal func(string)
 	record  *atomic.Pointer[string]
-	bgErr   chan error // when set, receives background errors (a failed flush), without blocking
+	corrupt *atomic.Pointer[string] // when set, keeps the first corruption reported
+	bgErr   chan error              // when set, receives background errors (a failed flush), without blocking
 }
 
 func (p pebbleLogger) Infof(format string, args ...any) {
@@ -358,14 +396,28 @@ func (p pebbleLogger) Infof(format string, args ...any) {
 
 func (p pebbleLogger) Errorf(format string, args ...any) {
 	if p.l != nil {
-		p.l.Warn(fmt.Sprintf(format, args...), "component", "pebble")
+		p.l.Info(oneLine(fmt.Sprintf(format, args...)), "component", "pebble")
+	}
+}
+
+// corruption records msg as the store's corruption unless one was
+// recorded first.
+func (p pebbleLogger) corruption(msg string) {
+	if p.corrupt != nil {
+		p.corrupt.CompareAndSwap(nil, &msg)
 	}
 }
 
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := oneLine(fmt.Sprintf(format, args...))
 	if p.l != nil {
-		p.l.Error(msg, "component", "pebble")
+		// OnFatal reports it (a command-line program on one line of its
+		// own); without it, this record precedes the panic.
+		level := slog.LevelError
+		if p.onFatal != nil {
+			level = slog.LevelInfo
+		}
+		p.l.Log(context.Background(), level, msg, "component", "pebble")
 	}
 	if p.record != nil {
 		p.record.Store(&msg)

@@ -249,7 +249,7 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		hooks: opts.hooks, readOnly: opts.ReadOnly}
 	l.pubCond = sync.NewCond(&l.pubMu)
 	l.bgErr = make(chan error, 1)
-	po := pebbleOptions(pebbleLogger{l: logger, onFatal: opts.OnFatal, record: &l.fatalMsg, bgErr: l.bgErr})
+	po := pebbleOptions(pebbleLogger{l: logger, onFatal: opts.OnFatal, record: &l.fatalMsg, corrupt: &l.corrupt, bgErr: l.bgErr})
 	po.FS = fs
 	po.ReadOnly = opts.ReadOnly
 	po.ErrorIfNotExists = true

@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, errUsage) || errors.Is(err, bench.ErrUsage) {
 		code = exitUsage
 	}
-	fmt.Fprintf(stderr, "ledger-bench: %s\n", strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", " "))
+	_, _ = fmt.Fprintf(stderr, "ledger-bench: %s\n", strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", " "))
 	return code
 }
 

@@ -73,6 +73,17 @@ type env struct {
 	// cleanups run before the process ends on a fatal store error (for
 	// example: remove a partial output file).
 	cleanups []func()
+	// opened are the ledgers the command opened (openWith, but for
+	// audit), whose corruption reports runEnv reads once the command has
+	// ended.
+	opened []corruptionReporter
+}
+
+// corruptionReporter is what reportCorruption asks of an opened ledger
+// (*ledger.Ledger).
+type corruptionReporter interface {
+	Dir() string
+	Corruption() error
 }
 
 // fatal is the ledger's Options.OnFatal: Pebble met a condition it cannot
@@ -160,6 +171,7 @@ func runEnv(ctx context.Context, args []string, e *env) int {
 	if unknown {
 		return exitUsage
 	}
+	e.reportCorruption(err)
 	if err == nil {
 		return exitOK
 	}
@@ -175,6 +187,24 @@ func runEnv(ctx context.Context, args []string, e *env) int {
 		_, _ = fmt.Fprintf(stderr, "ledger: %s\n", oneLine(msg))
 	}
 	return code
+}
+
+// reportCorruption warns, on one line, of a corruption the store reported
+// while the command ran (Ledger.Corruption) that the command's error err
+// does not report: one a background job met (a compaction reading a
+// damaged table) while the command read none. Pebble's own messages about
+// it are below warning level (--verbose shows them).
+func (e *env) reportCorruption(err error) {
+	if errors.Is(err, ledger.ErrCorrupt) || errors.Is(err, ledger.ErrDamaged) {
+		return // the error line says it
+	}
+	for _, l := range e.opened {
+		if cerr := l.Corruption(); cerr != nil {
+			e.log.Warn("the store reported a corruption (a background job met it); run `ledger audit` for the details",
+				"dir", l.Dir(), "err", oneLine(cerr.Error()))
+			return
+		}
+	}
 }
 
 // oneLine keeps an error message to one line of bounded length.

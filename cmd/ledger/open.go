@@ -52,6 +52,11 @@ func openWith(c *cli.Context, e *env, opts ledger.Options) (*admit.Ledger, error
 		}
 		return nil, exitf(exitInternal, "%w", err)
 	}
+	if !opts.AllowDamaged {
+		// audit (the only command opening a damaged ledger) lists the
+		// corruptions it meets in its own report.
+		e.opened = append(e.opened, l)
+	}
 	return l, nil
 }
 

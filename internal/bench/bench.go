@@ -261,7 +261,7 @@ func Run(ctx context.Context, opts Options, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("work directory: %w", err)
 		}
-		defer os.RemoveAll(d)
+		defer func() { _ = os.RemoveAll(d) }() // best effort, like any temporary directory
 		work = d
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
 		return fmt.Errorf("%w: dir %s: %w", ErrUsage, work, pathless(err))
@@ -293,7 +293,7 @@ func Run(ctx context.Context, opts Options, stdout, stderr io.Writer) error {
 		if err := os.WriteFile(opts.JSONPath, append(data, '\n'), 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", opts.JSONPath, pathless(err))
 		}
-		fmt.Fprintf(stdout, "\nwrote %s\n", opts.JSONPath)
+		_, _ = fmt.Fprintf(stdout, "\nwrote %s\n", opts.JSONPath)
 	}
 	return nil
 }
@@ -403,7 +403,7 @@ func rate(ctx context.Context, workers int, d time.Duration, op func(w, i int) e
 func describeMachine() machine {
 	m := machine{GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version()}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read-only: nothing to lose
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -430,16 +430,19 @@ func loadAverage() string {
 }
 
 // printReport writes the readable table: figure, value, unit, limit,
-// ratio, the goal where there is one, then the facts.
+// ratio, the goal where there is one, then the facts. Like the
+// ledger's text output it does not check its writes (a closed pipe ends
+// the process with SIGPIPE anyway); the JSON report, which programs read,
+// is written to a file and checked.
 func printReport(w io.Writer, r *benchReport) {
 	m := r.Machine
-	fmt.Fprintf(w, "ledger bench: %s, %s/%s, GOMAXPROCS %d, %s, %.0f s\n", m.CPUModel, m.GOOS, m.GOARCH, m.GOMAXPROCS, m.GoVersion, r.Seconds)
+	_, _ = fmt.Fprintf(w, "ledger bench: %s, %s/%s, GOMAXPROCS %d, %s, %.0f s\n", m.CPUModel, m.GOOS, m.GOARCH, m.GOMAXPROCS, m.GoVersion, r.Seconds)
 	if r.LoadStart != "" {
-		fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadStart, r.LoadEnd)
+		_, _ = fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadStart, r.LoadEnd)
 	}
-	fmt.Fprintln(w)
+	_, _ = fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FIGURE\tVALUE\tUNIT\tLIMIT\tRATIO\tGOAL\tLIMIT IS")
+	_, _ = fmt.Fprintln(tw, "FIGURE\tVALUE\tUNIT\tLIMIT\tRATIO\tGOAL\tLIMIT IS")
 	for _, f := range r.Figures {
 		ratio := fmt.Sprintf("%.3f", f.Ratio)
 		if f.Better == "lower" {
@@ -456,16 +459,16 @@ func printReport(w io.Writer, r *benchReport) {
 			}
 			goal = fmt.Sprintf("%s %s %s: %s", op, human(f.Goal), f.Unit, verdict)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, human(f.Value), f.Unit, human(f.Limit), ratio, goal, f.LimitName)
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, human(f.Value), f.Unit, human(f.Limit), ratio, goal, f.LimitName)
 	}
-	tw.Flush()
-	fmt.Fprintln(w)
+	_ = tw.Flush() // text output, unchecked (see above)
+	_, _ = fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FACT\tVALUE\tUNIT")
+	_, _ = fmt.Fprintln(tw, "FACT\tVALUE\tUNIT")
 	for _, f := range r.Facts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, human(f.Value), f.Unit)
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, human(f.Value), f.Unit)
 	}
-	tw.Flush()
+	_ = tw.Flush() // text output, unchecked (see above)
 }
 
 // human writes v with about four significant digits.

@@ -102,7 +102,11 @@ func appendCalls(t *testing.T, b *bench, corpus *ledgertest.Corpus, calls []int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	next := 0
 	for _, n := range calls {
 		var subs []admit.Submission
@@ -163,7 +167,11 @@ func TestLimitStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	st, err := b.fillLookupStore(ctx, l.Ledger, db, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -183,14 +191,20 @@ func TestLimitStores(t *testing.T) {
 		if len(v) == 0 && k[0] != tagDocument {
 			t.Errorf("get %q: empty value", k)
 		}
-		closer.Close()
+		if err := closer.Close(); err != nil {
+			t.Errorf("get %q: close: %v", k, err)
+		}
 	}
 
 	leaves, err := b.openLimitStore(filepath.Join(b.work, "leaves"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer leaves.Close()
+	defer func() {
+		if err := leaves.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if err := copyLeaves(ctx, l.Ledger, leaves); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +219,11 @@ func TestLimitStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer proj.Close()
+	defer func() {
+		if err := proj.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	snap := l.Snapshot()
 	defer snap.Close()
 	var want int64

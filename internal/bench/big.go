@@ -42,13 +42,13 @@ func (b *bench) bigLedger(ctx context.Context) error {
 	}
 	keys := cfg.Keys()
 	spool := filepath.Join(b.work, "big-corpus.spool")
-	defer os.Remove(spool)
+	defer func() { _ = os.Remove(spool) }() // best effort: a scratch file in the work directory
 	sample, rawBytes, err := b.writeSpool(ctx, spool, cfg)
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
 	dir := filepath.Join(b.work, "big-ledger")
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: a scratch ledger in the work directory
 	if err := b.buildBig(ctx, dir, spool, keys, sample); err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
@@ -76,7 +76,9 @@ func (b *bench) writeSpool(ctx context.Context, path string, cfg ledgertest.Conf
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
+	// On success f is closed, and its error returned, below; on failure
+	// the spool is never read, and this only frees f.
+	defer func() { _ = f.Close() }()
 	w := bufio.NewWriterSize(f, 1<<20)
 	stride := max(1, cfg.Receipts/b.sizes.Sample)
 	var sample []sampleDoc
@@ -154,10 +156,10 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 	}
 	f, err := os.Open(spool)
 	if err != nil {
-		l.Close()
+		_ = l.Close() // err is the error to report
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
 	opts := trust(keys)
 	lanes := make([]chan ledgertest.Doc, b.sizes.Appenders)
 	for i := range lanes {
@@ -171,7 +173,7 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 	stop := make(chan struct{})
 	cpuBefore, err := b.cpuLimit(ctx, false, 0)
 	if err != nil {
-		l.Close()
+		_ = l.Close() // err is the error to report
 		return err
 	}
 	b.progress.Info("building the big ledger", "events", b.sizes.Events, "appenders", len(lanes), "docs_per_call", b.sizes.BuildPerCall)
@@ -283,7 +285,7 @@ func (b *bench) buildBig(ctx context.Context, dir, spool string, keys ledgertest
 // ledger, ledger.Lookup, replay checks (ledger.Seen), appends of present
 // documents (StatusReplay), ledger.ProveInclusion and
 // InclusionProof.Verify.
-func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertest.Keys, sample []sampleDoc) error {
+func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertest.Keys, sample []sampleDoc) (err error) {
 	procs := runtime.GOMAXPROCS(0)
 	rs := make([]*rand.Rand, max(procs, b.sizes.Appenders)) // one per goroutine of rate
 	for i := range rs {
@@ -298,7 +300,11 @@ func (b *bench) replayAndLookups(ctx context.Context, dir string, keys ledgertes
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer func() {
+		if cerr := l.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	size := l.Size()
 	at := fmt.Sprintf("at %d events", size)
 
@@ -504,8 +510,11 @@ func appendCounted(ctx context.Context, l *admit.Ledger, subs []admit.Submission
 // receipts, which replay.check looks up (its limit). It removes the store.
 func (b *bench) rawGets(ctx context.Context, dir string, sample []sampleDoc, rs []*rand.Rand) (gets, identGets float64, err error) {
 	procs := runtime.GOMAXPROCS(0)
-	storeDir := freshDir(filepath.Join(b.work, "limit-lookups"))
-	defer os.RemoveAll(storeDir)
+	storeDir, err := freshDir(filepath.Join(b.work, "limit-lookups"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = os.RemoveAll(storeDir) }() // best effort: a scratch store in the work directory
 	db, err := b.openLimitStore(storeDir, false)
 	if err != nil {
 		return 0, 0, err

@@ -184,7 +184,9 @@ func (b *bench) openLedger(dir string) (*admit.Ledger, error) {
 // initLedger creates a fresh ledger in dir (removing what an interrupted
 // run in --dir left there) and opens it for appending.
 func (b *bench) initLedger(dir, origin string) (*admit.Ledger, error) {
-	os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("remove a leftover: %w", err)
+	}
 	if err := ledger.Init(dir, ledger.InitOptions{Origin: origin, Logger: b.log}); err != nil {
 		return nil, err
 	}
@@ -212,7 +214,7 @@ func lane(d ledgertest.Doc, lanes int) int {
 // sizes of the batches the ledger committed.
 func (b *bench) ingest(ctx context.Context, name string, docs []ledgertest.Doc, keys ledgertest.Keys, appenders int) (time.Duration, []int64, error) {
 	dir := filepath.Join(b.work, "ingest-"+name)
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: a scratch ledger in the work directory
 	l, err := b.initLedger(dir, "bench.proofledger.local/ingest")
 	if err != nil {
 		return 0, nil, err

@@ -105,11 +105,13 @@ func record(r index.Reader, q func(index.Reader) error) ([]readOp, error) {
 // replayReads makes the reads of ops on a bare Pebble store: each Get
 // with db.Get, each range with one iterator (re-bounded per range) that
 // reads the keys and values the query visited. It returns the bytes read.
-func replayReads(db *pebble.DB, ops []readOp) (int, error) {
+func replayReads(db *pebble.DB, ops []readOp) (_ int, err error) {
 	var it *pebble.Iterator
 	defer func() {
 		if it != nil {
-			it.Close()
+			if cerr := it.Close(); err == nil {
+				err = cerr
+			}
 		}
 	}()
 	n := 0
@@ -123,7 +125,9 @@ func replayReads(db *pebble.DB, ops []readOp) (int, error) {
 				return 0, err
 			}
 			n += len(v)
-			closer.Close()
+			if err := closer.Close(); err != nil {
+				return 0, err
+			}
 			continue
 		}
 		if it == nil {
@@ -212,7 +216,7 @@ func (b *bench) openQuery(dir string) (*admit.Ledger, error) {
 		return nil, err
 	}
 	if l.Stale() {
-		l.Close()
+		_ = l.Close() // read-only, and refused: nothing to lose
 		return nil, ledger.ErrStale
 	}
 	return l, nil
@@ -224,8 +228,11 @@ func (b *bench) openQuery(dir string) (*admit.Ledger, error) {
 // the queries marked cold, the whole command path with opening and
 // closing the ledger, and its limit, with opening and closing the copy.
 func (b *bench) measureQueries(ctx context.Context, dir string, qs []*projQuery) error {
-	limitDir := freshDir(filepath.Join(b.work, "limit-projections"))
-	defer os.RemoveAll(limitDir)
+	limitDir, err := freshDir(filepath.Join(b.work, "limit-projections"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(limitDir) }() // best effort: a scratch store in the work directory
 	if err := b.openQueries(ctx, dir, limitDir, qs); err != nil {
 		return err
 	}
@@ -399,9 +406,11 @@ func (b *bench) addQuery(q *projQuery) {
 // days and the trends over it, then the rebuild rate on the biggest.
 func (b *bench) projections(ctx context.Context) error {
 	for i, n := range b.sizes.Bundles {
-		dir := filepath.Join(b.work, fmt.Sprintf("bundles-%d", n))
-		os.RemoveAll(dir) // left over from an interrupted run in --dir
-		err := b.bundleLedger(ctx, dir, n, i == len(b.sizes.Bundles)-1)
+		dir, err := freshDir(filepath.Join(b.work, fmt.Sprintf("bundles-%d", n)))
+		if err != nil {
+			return fmt.Errorf("%d bundles: %w", n, err)
+		}
+		err = b.bundleLedger(ctx, dir, n, i == len(b.sizes.Bundles)-1)
 		if rerr := os.RemoveAll(dir); err == nil {
 			err = rerr
 		}
@@ -574,7 +583,7 @@ func withRebuildGC(fn func() error) error {
 // sizes.Trials rebuilds), compacted first (the build left compactions
 // pending, which would run during the rebuild), against a bare scan of the
 // same leaves, copied into a settled limit store of their own.
-func (b *bench) rebuildRate(ctx context.Context, dir string, n int) error {
+func (b *bench) rebuildRate(ctx context.Context, dir string, n int) (err error) {
 	scan, err := b.leafScan(ctx, dir, n)
 	if err != nil {
 		return err
@@ -583,7 +592,11 @@ func (b *bench) rebuildRate(ctx context.Context, dir string, n int) error {
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer func() {
+		if cerr := l.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	compactStart := time.Now()
 	if err := l.Compact(ctx); err != nil {
 		return err
@@ -617,8 +630,11 @@ func (b *bench) rebuildRate(ctx context.Context, dir string, n int) error {
 // returns the fastest of sizes.Trials bare scans of them. It removes the
 // store.
 func (b *bench) leafScan(ctx context.Context, dir string, n int) (scan time.Duration, err error) {
-	storeDir := freshDir(filepath.Join(b.work, "limit-leaves"))
-	defer os.RemoveAll(storeDir)
+	storeDir, err := freshDir(filepath.Join(b.work, "limit-leaves"))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = os.RemoveAll(storeDir) }() // best effort: a scratch store in the work directory
 	db, err := b.openLimitStore(storeDir, false)
 	if err != nil {
 		return 0, err
@@ -657,13 +673,17 @@ func (b *bench) leafScan(ctx context.Context, dir string, n int) (scan time.Dura
 
 // scanLeaves reads every leaf of a leaf limit store with one bare
 // iterator and returns the time it took.
-func scanLeaves(ctx context.Context, db *pebble.DB, want int) (time.Duration, error) {
+func scanLeaves(ctx context.Context, db *pebble.DB, want int) (_ time.Duration, err error) {
 	start := time.Now()
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagLeaf}, UpperBound: []byte{tagLeaf + 1}})
 	if err != nil {
 		return 0, err
 	}
-	defer it.Close()
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	n, size := 0, 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if n%65536 == 0 && ctx.Err() != nil {

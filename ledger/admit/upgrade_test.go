@@ -24,7 +24,7 @@ func untar(t *testing.T, archive, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,11 @@ func TestUpgradeLegacyFormats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer l.Close()
+			defer func() {
+				if err := l.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
 			out, err := l.Append(context.Background(), []Submission{{Name: "new", Data: receipt(t, testKey(3), 77, "", "", -1)}}, Options{})
 			if err != nil || out[0].Status != ledger.StatusAppended || out[0].Seq != 8 {
 				t.Fatalf("append after the upgrade: %v %+v", err, out)

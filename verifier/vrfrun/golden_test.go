@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,7 +155,10 @@ func testRunner(t *testing.T) *sandbox.Runner {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if sharedRunner != nil {
-		sharedRunner.Close()
+		if err := sharedRunner.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close the shared sandbox runner:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -82,7 +82,11 @@ func TestModeNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	v, err := New(r, Options{})
 	if err != nil {
 		t.Fatal(err)
