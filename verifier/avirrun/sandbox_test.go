@@ -3,6 +3,7 @@ package avirrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -36,7 +37,10 @@ func testRunner(t *testing.T) *sandbox.Runner {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if sharedRunner != nil {
-		sharedRunner.Close()
+		if err := sharedRunner.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close the shared sandbox runner:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
@@ -214,7 +218,11 @@ func TestModeNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	spec := specOf(t, bench{"id": "b", "command": "n=$(cat c 2>/dev/null || echo 0); echo $((n + 1)) >c; echo $n", "setup": []string{"echo 0 >c"}, "target": 3})
 	res, err := Run(context.Background(), r, spec, realOpts())
 	if err != nil {
