@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target in the module for a fixed time each, then copies
-# the inputs the fuzzer found interesting from the Go cache into the
-# package's testdata/fuzz/<Target>/, where plain `go test` replays them.
-# Usage: scripts/fuzz-all.sh [FUZZTIME] [PARALLEL] [PACKAGE-REGEX]
+# Runs every Go fuzz target in the module for a fixed time each (30 targets
+# at 30s: about 15 minutes, plus a build per target). The tree is left as it
+# was: the inputs the fuzzer finds interesting stay in the Go cache. With
+# FUZZ_KEEP=1 (make fuzz-corpus) they are copied into the package's
+# testdata/fuzz/<Target>/, where plain `go test` replays them, for review
+# and commit. An input that makes a target fail is written to
+# testdata/fuzz/<Target>/ by go test itself, either way: it reproduces the
+# failure.
+# Usage: [FUZZ_KEEP=1] scripts/fuzz-all.sh [FUZZTIME] [PARALLEL] [PACKAGE-REGEX]
 #   (default 30s, all cores, every package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +29,7 @@ while IFS= read -r file; do
       status=1
     fi
     src="$cache/$pkg/$target"
-    if [ -d "$src" ]; then
+    if [ "${FUZZ_KEEP:-0}" = 1 ] && [ -d "$src" ]; then
       dst="$dir/testdata/fuzz/$target"
       mkdir -p "$dst"
       # Keep the corpus reviewable: the 400 smallest inputs.

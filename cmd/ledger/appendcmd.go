@@ -100,10 +100,15 @@ func runAppend(c *cli.Context, e *env) error {
 	}
 	worst := exitOK
 	asJSON := c.Bool("json")
+	bar := e.newProgress("append", "documents", int64(len(docs)))
+	defer bar.done()
 	err = l.AppendStream(c.Context, docs, admit.StreamOptions{Options: opts, MaxEvents: batch}, func(o ledger.Outcome) error {
 		worst = worse(worst, outcomeExit(o))
+		bar.clear()
+		defer bar.add(1)
 		return writeOutcome(e, asJSON, o)
 	})
+	bar.done()
 	if err != nil {
 		return exitf(exitInternal, "append: %w", err)
 	}

@@ -9,6 +9,20 @@ import (
 	"github.com/proofledger/ledger/ledger"
 )
 
+// auditJSON is audit's report. Problems lists each divergence with its
+// event's sequence number (-1 when it belongs to no event).
+type auditJSON struct {
+	Dir         string           `json:"dir"`
+	OK          bool             `json:"ok"`
+	Events      int64            `json:"events"`
+	Checkpoints int64            `json:"checkpoints"`
+	Root        string           `json:"root"`
+	Damaged     bool             `json:"damaged"`
+	Problems    []ledger.Problem `json:"problems"`
+	Omitted     int64            `json:"omitted"`
+	Seconds     float64          `json:"seconds"`
+}
+
 func auditCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "audit",
@@ -36,7 +50,9 @@ func auditCommand(e *env) *cli.Command {
 			}
 			defer closeLedger(l)
 			start := time.Now()
-			rep, err := l.Audit(c.Context, ledger.AuditOptions{MaxProblems: c.Int("max-problems")})
+			bar := e.newProgress("audit", "events", l.Size())
+			rep, err := l.Audit(c.Context, ledger.AuditOptions{MaxProblems: c.Int("max-problems"), Progress: func(done, _ int64) { bar.set(done) }})
+			bar.done()
 			if err != nil {
 				return exitf(exitInternal, "audit: %w", err)
 			}
@@ -46,25 +62,18 @@ func auditCommand(e *env) *cli.Command {
 				if problems == nil {
 					problems = []ledger.Problem{}
 				}
-				if err := writeJSONLine(e.stdout, struct {
-					Dir         string           `json:"dir"`
-					OK          bool             `json:"ok"`
-					Events      int64            `json:"events"`
-					Checkpoints int64            `json:"checkpoints"`
-					Root        string           `json:"root"`
-					Damaged     bool             `json:"damaged"`
-					Problems    []ledger.Problem `json:"problems"`
-					Omitted     int64            `json:"omitted"`
-					Seconds     float64          `json:"seconds"`
-				}{c.String("dir"), rep.OK(), rep.Events, rep.Checkpoints, b64(rep.Root[:]), l.Damage() != nil, problems, rep.Omitted, round4(elapsed.Seconds())}); err != nil {
+				if err := writeJSONLine(e.stdout, auditJSON{c.String("dir"), rep.OK(), rep.Events, rep.Checkpoints, b64(rep.Root[:]),
+					l.Damage() != nil, problems, rep.Omitted, round4(elapsed.Seconds())}); err != nil {
 					return err
 				}
 			} else {
+				paint := e.painter(e.stdout)
 				if rep.OK() {
-					_, _ = fmt.Fprintf(e.stdout, "%s: sound: %s events, %s signed checkpoints agree with the tree (root %s); documents, leaves and indexes check out (%s)\n",
-						c.String("dir"), thousands(rep.Events), thousands(rep.Checkpoints), b64(rep.Root[:]), elapsed.Round(time.Millisecond))
+					_, _ = fmt.Fprintf(e.stdout, "%s: %s: %s events, %s signed checkpoints agree with the tree (root %s); documents, leaves and indexes check out (%s)\n",
+						c.String("dir"), paint.paint(toneGood, "sound"), thousands(rep.Events), thousands(rep.Checkpoints), b64(rep.Root[:]), elapsed.Round(time.Millisecond))
 				} else {
-					_, _ = fmt.Fprintf(e.stdout, "%s: %d problem(s) in %s events:\n", c.String("dir"), int64(len(rep.Problems))+rep.Omitted, thousands(rep.Events))
+					_, _ = fmt.Fprintf(e.stdout, "%s: %s in %s events:\n", c.String("dir"),
+						paint.paint(toneBad, fmt.Sprintf("%d problem(s)", int64(len(rep.Problems))+rep.Omitted)), thousands(rep.Events))
 					for _, p := range rep.Problems {
 						_, _ = fmt.Fprintf(e.stdout, "  %s\n", p)
 					}

@@ -25,7 +25,10 @@ func exportCommand(e *env) *cli.Command {
 			"its leaf and every leaf against the signed tree as it is written; an altered event stops the\n" +
 			"export with an error naming it (exit 7) and no archive is left behind. FILE must not exist;\n" +
 			"- writes to standard output.",
-		Flags: []cli.Flag{dirFlag()},
+		Flags: []cli.Flag{
+			dirFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print the file, events and tree root as one JSON object (not with -)"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageErrorf("export takes one FILE (or - for standard output)")
@@ -37,7 +40,10 @@ func exportCommand(e *env) *cli.Command {
 			}
 			defer closeLedger(l)
 			if path == "-" {
-				if _, err := l.Export(c.Context, e.stdout); err != nil {
+				if c.Bool("json") {
+					return usageErrorf("export -: --json would mix with the archive on standard output")
+				}
+				if _, err := exportWithProgress(c.Context, e, l, e.stdout); err != nil {
 					return exitf(exitInternal, "export: %w", err)
 				}
 				return nil
@@ -45,9 +51,12 @@ func exportCommand(e *env) *cli.Command {
 			if fileExists(path) {
 				return usageErrorf("export %s: the file exists; choose a new name", path)
 			}
-			st, err := writeAtomically(e, path, func(w io.Writer) (ledger.ExportStats, error) { return l.Export(c.Context, w) })
+			st, err := writeAtomically(e, path, func(w io.Writer) (ledger.ExportStats, error) { return exportWithProgress(c.Context, e, l, w) })
 			if err != nil {
 				return exitf(exitInternal, "export %s: %w", path, err)
+			}
+			if c.Bool("json") {
+				return writeJSONLine(e.stdout, exportJSON{File: path, Events: st.Events, Root: b64(st.Root[:])})
 			}
 			_, _ = fmt.Fprintf(e.stdout, "exported %d events to %s (tree root %s, signed)\n", st.Events, path, b64(st.Root[:]))
 			return nil
@@ -105,6 +114,7 @@ func importCommand(e *env) *cli.Command {
 			dirFlag(),
 			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles, besides registered keys (repeatable)"},
 			&cli.StringFlag{Name: "archive-key", Usage: "the verifier key (or a file holding it) the archive's checkpoint must verify under; default: the key the archive names"},
+			&cli.BoolFlag{Name: "json", Usage: "print the archive, directory, events, tree root and signer as one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -137,7 +147,10 @@ func importCommand(e *env) *cli.Command {
 			}
 			opts.Logger, opts.Projectors = e.log, ledgerProjectors()
 			dir := c.String("dir")
+			bar := e.newImportProgress(path)
+			opts.Progress = bar.set
 			st, err := admit.Import(c.Context, dir, r, opts)
+			bar.done()
 			switch {
 			case errors.Is(err, ledger.ErrNotLedger):
 				return usageErrorf("import into %s: %v", dir, err)
@@ -145,6 +158,13 @@ func importCommand(e *env) *cli.Command {
 				return exitf(exitInvalid, "import %s: %v (%s was left as it was)", path, err, dir)
 			case err != nil:
 				return exitf(exitInternal, "import %s: %w (%s was left as it was)", path, err, dir)
+			}
+			if c.Bool("json") {
+				rep := importJSON{File: path, Dir: dir, Events: st.Events, Root: b64(st.Root[:])}
+				if st.Signer != "" {
+					rep.Signer = &st.Signer
+				}
+				return writeJSONLine(e.stdout, rep)
 			}
 			signed := ""
 			if st.Signer != "" {

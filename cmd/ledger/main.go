@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -50,15 +51,14 @@ func exitf(code int, format string, args ...any) error {
 
 func usageErrorf(format string, args ...any) error { return exitf(exitUsage, format, args...) }
 
-const exitCodeHelp = `Exit codes:
-   0  success: every input valid
-   1  internal error
+// exitCodeHelp lists the exit codes of commands that take many inputs
+// (inspect, append), for their help; `ledger --help` has them all.
+const exitCodeHelp = `Exit codes (all of them: ledger --help):
+   0  success: every input valid (or appended)
    2  usage error
    3  some input could not be read or parsed, or fails its schema
-   4  some input failed verification (signature, hash, recomputed verdict, governance)
-   6  (scorecard) some ADR-035 acceptance criterion is not met
-   7  the ledger is damaged or its stored data was altered: it serves no answer it cannot check
-   When inputs fail in several ways, the lowest of these codes is returned.`
+   4  some input failed verification (signature, hash, recomputed verdict, governance) or trust
+   7  the ledger is damaged or its stored data was altered`
 
 // env carries the process's streams and logger to commands, so that tests
 // and the binary share one code path and nothing lives in package state.
@@ -73,6 +73,12 @@ type env struct {
 	// cleanups run before the process ends on a fatal store error (for
 	// example: remove a partial output file).
 	cleanups []func()
+	// getenv reads the environment (NO_COLOR, TERM); os.Getenv when nil.
+	getenv func(string) string
+	// verbose and noProgress are the global settings (--verbose or
+	// LEDGER_VERBOSE, --no-progress or LEDGER_NO_PROGRESS), set before a
+	// command runs.
+	verbose, noProgress bool
 	// opened are the ledgers the command opened (openWith, but for
 	// audit), whose corruption reports runEnv reads once the command has
 	// ended.
@@ -103,23 +109,30 @@ func (e *env) fatal(msg string) {
 
 func newApp(e *env) *cli.App {
 	app := &cli.App{
-		Name:                 "ledger",
-		Usage:                "an append-only, tamper-evident record of the proofs AI systems produce",
-		Description:          "Inspects VRF receipts, AVIR specifications and attestations, and RVWW witness bundles.\n\n" + exitCodeHelp,
-		Reader:               e.stdin,
-		Writer:               e.stdout,
-		ErrWriter:            e.stderr,
+		Name:        "ledger",
+		Usage:       "an append-only, tamper-evident record of the proofs AI systems produce",
+		Description: appDescription(),
+		Reader:      e.stdin,
+		Writer:      e.stdout,
+		ErrWriter:   e.stderr,
+		// No bash completion through the hidden --generate-bash-completion
+		// flag: `ledger completion bash|zsh|fish` prints static scripts.
 		EnableBashCompletion: false,
-		HideHelpCommand:      true,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "verbose", Usage: "log progress and library messages to stderr"},
-		},
+		HideHelpCommand:      false,
+		Flags:                globalFlags(),
 		Before: func(c *cli.Context) error {
+			e.verbose, e.noProgress = c.Bool("verbose"), c.Bool("no-progress")
 			level := slog.LevelWarn
-			if c.Bool("verbose") {
+			if e.verbose {
 				level = slog.LevelDebug
 			}
 			e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+			if c.Bool("version") {
+				if err := printVersion(e.stdout, false); err != nil {
+					return err
+				}
+				return &exitError{code: exitOK} // printed: run no command
+			}
 			return nil
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
@@ -149,25 +162,42 @@ func newApp(e *env) *cli.App {
 			policyCommand(e),
 			rebuildCommand(e),
 			auditCommand(e),
+			versionCommand(e),
+			completionCommand(e),
 		},
 	}
-	for _, cmd := range app.Commands {
-		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErrorf("%v", err) }
-	}
+	setupCommands(app.Commands, "ledger")
 	return app
 }
 
-// runEnv executes the CLI in e and returns the process exit code.
+// runEnv executes the CLI in e and returns the process exit code. A panic
+// anywhere in a command becomes one line on stderr and exit code 1 (the
+// stack too with --verbose), never a stack trace alone.
 func runEnv(ctx context.Context, args []string, e *env) int {
+	return runGuarded(ctx, args, e, newApp)
+}
+
+// runGuarded runs the app newApp builds, turning a panic into exit code 1
+// and one line on stderr (reportPanic).
+func runGuarded(ctx context.Context, args []string, e *env, newApp func(*env) *cli.App) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			code = reportPanic(e, args, v, debug.Stack())
+		}
+	}()
+	return runApp(ctx, newApp(e), args, e)
+}
+
+// runApp runs app with args and maps its outcome to an exit code.
+func runApp(ctx context.Context, app *cli.App, args []string, e *env) int {
 	stderr := e.stderr
 	e.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	app := newApp(e)
 	unknown := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		unknown = true
 		_, _ = fmt.Fprintf(stderr, "ledger: unknown command %q (see ledger --help)\n", name)
 	}
-	err := app.RunContext(ctx, interspersed(app, args))
+	err := app.RunContext(ctx, interspersed(app, helpArgs(app, args)))
 	if unknown {
 		return exitUsage
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,27 +19,35 @@ func policyCommand(e *env) *cli.Command {
 			{
 				Name:      "add",
 				Usage:     "register a custom governance policy (JSON or YAML policy file) under its hash",
-				ArgsUsage: "FILE",
-				Description: "Reads a policy file (name, mode, allow, deny, max_cost_microdollars, max_tool_calls),\n" +
-					"registers it under its ADR-035 policy hash and prints the hash. Bundles appended from then on\n" +
-					"that name this hash are evaluated against it. Bundles appended before stay \"policy\n" +
-					"unknown\": their evaluation is part of the log and is not redone.\n\n" +
+				ArgsUsage: "FILE|-",
+				Description: "Reads a policy file (name, mode, allow, deny, max_cost_microdollars, max_tool_calls; - reads\n" +
+					"standard input), registers it under its ADR-035 policy hash and prints the hash. Bundles appended\n" +
+					"from then on that name this hash are evaluated against it. Bundles appended before stay \"policy\n" +
+					"unknown\": their evaluation is part of the log and is not redone. Registering it again says so\n" +
+					"and exits 0; a default policy is always known and is not registered.\n\n" +
 					"Exit code 3 when the file cannot be read or is not a valid policy.",
-				Flags: []cli.Flag{dirFlag()},
+				Flags: []cli.Flag{
+					dirFlag(),
+					&cli.BoolFlag{Name: "json", Usage: "print the policy (policy list's shape), the file and whether it was added as one JSON object"},
+				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return usageErrorf("policy add takes one FILE")
+						return usageErrorf("policy add takes one FILE (- for standard input)")
 					}
 					path := c.Args().First()
-					data, err := os.ReadFile(path)
+					data, err := loadBounded(path, e.stdin, maxPolicyFile)
 					if err != nil {
-						return exitf(exitMalformed, "%s: %v", path, pathless(err))
+						return exitf(exitMalformed, "%s: %v", path, err)
 					}
 					p, err := registry.ParsePolicyFile(data)
 					if err != nil {
 						return exitf(exitMalformed, "%s: not a valid policy: %v", path, err)
 					}
+					asJSON := c.Bool("json")
 					if d, ok := governance.DefaultByHash(p.Hash()); ok {
+						if asJSON {
+							return writeJSONLine(e.stdout, policyAddJSON{File: path, policyJSON: toPolicyJSON(d, "default")})
+						}
 						_, _ = fmt.Fprintf(e.stdout, "%s is the default policy %q (%s), always known: nothing to register\n", path, d.Name, d.HashString())
 						return nil
 					}
@@ -52,6 +59,9 @@ func policyCommand(e *env) *cli.Command {
 					added, err := l.Registry().AddPolicy(p)
 					if err != nil {
 						return exitf(exitInternal, "register policy: %w", err)
+					}
+					if asJSON {
+						return writeJSONLine(e.stdout, policyAddJSON{File: path, policyJSON: toPolicyJSON(p, "registered"), Added: added})
 					}
 					if !added {
 						_, _ = fmt.Fprintf(e.stdout, "policy %s %s (%s) is already registered\n", policyName(p), p.HashString(), policyTerms(p))
@@ -83,10 +93,7 @@ func policyCommand(e *env) *cli.Command {
 					}
 					if c.Bool("json") {
 						for _, en := range all {
-							p := en.Policy
-							j := policyJSON{Name: p.Name, Hash: p.HashString(), Mode: p.Mode.String(), Allow: orEmpty(p.Allow), Deny: orEmpty(p.Deny),
-								MaxCostMicrodollars: p.MaxCostMicrodollars, MaxToolCalls: p.MaxToolCalls, Source: string(en.Source)}
-							if err := writeJSONLine(e.stdout, j); err != nil {
+							if err := writeJSONLine(e.stdout, toPolicyJSON(en.Policy, string(en.Source))); err != nil {
 								return err
 							}
 						}
@@ -118,6 +125,14 @@ type policyJSON struct {
 	MaxToolCalls        uint16   `json:"max_tool_calls"`
 	Source              string   `json:"source"` // default or registered
 }
+
+func toPolicyJSON(p governance.Policy, source string) policyJSON {
+	return policyJSON{Name: p.Name, Hash: p.HashString(), Mode: p.Mode.String(), Allow: orEmpty(p.Allow), Deny: orEmpty(p.Deny),
+		MaxCostMicrodollars: p.MaxCostMicrodollars, MaxToolCalls: p.MaxToolCalls, Source: source}
+}
+
+// maxPolicyFile bounds a policy file: a policy is a few hundred bytes.
+const maxPolicyFile = 1 << 20
 
 func orEmpty(s []string) []string {
 	if s == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,8 +21,14 @@ func checkpointCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "checkpoint",
 		Usage: "print the latest signed checkpoint (C2SP tlog-checkpoint)",
-		Flags: []cli.Flag{dirFlag()},
+		Flags: []cli.Flag{
+			dirFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print the checkpoint's fields, signatures and note as one JSON object"},
+		},
 		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usageErrorf("checkpoint takes no arguments")
+			}
 			l, err := openLedger(c, e, true)
 			if err != nil {
 				return err
@@ -30,6 +37,13 @@ func checkpointCommand(e *env) *cli.Command {
 			ck, err := l.Checkpoint()
 			if err != nil {
 				return exitf(exitInternal, "%w", err)
+			}
+			if c.Bool("json") {
+				head, err := proof.OpenCheckpoint(ck, l.VerifierKey())
+				if err != nil {
+					return exitf(exitDamaged, "the latest checkpoint: %w", err)
+				}
+				return writeJSONLine(e.stdout, toCheckpointJSON(head, l.VerifierKey(), ck))
 			}
 			_, err = e.stdout.Write(ck)
 			return err
@@ -46,10 +60,19 @@ func proveCommand(e *env) *cli.Command {
 			dirFlag(),
 			&cli.Int64Flag{Name: "size", Usage: "prove against the tree of this size (default: the latest)"},
 			&cli.BoolFlag{Name: "consistency", Usage: "prove that the tree of size NEW extends the tree of size OLD"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the proof to FILE instead of standard output"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the proof to FILE instead of standard output (- is standard output)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the proof's fields and its text as one JSON object (with -o FILE, the proof goes to FILE)"},
 		},
 		Action: func(c *cli.Context) error {
-			var proof []byte
+			out, asJSON := c.String("out"), c.Bool("json")
+			if asJSON && out == "-" {
+				return usageErrorf("prove: --json and -o - would both write to standard output")
+			}
+			var (
+				text []byte
+				rep  proveJSON
+				ckpt []byte
+			)
 			if c.Bool("consistency") {
 				if c.NArg() != 2 {
 					return usageErrorf("prove --consistency takes OLD and NEW tree sizes")
@@ -68,7 +91,8 @@ func proveCommand(e *env) *cli.Command {
 				if err != nil {
 					return usageErrorf("%v", err)
 				}
-				proof = p.Marshal()
+				text, ckpt = p.Marshal(), p.Checkpoint
+				rep = proveJSON{Type: "consistency", OldSize: ptr(p.OldSize), OldRoot: ptr(b64(p.OldRoot[:])), Hashes: hashesB64(p.Hashes)}
 			} else {
 				if c.NArg() != 1 {
 					return usageErrorf("prove takes one SEQ or ID")
@@ -89,16 +113,30 @@ func proveCommand(e *env) *cli.Command {
 				if err != nil {
 					return usageErrorf("%v", err)
 				}
-				proof = p.Marshal()
+				text, ckpt = p.Marshal(), p.Checkpoint
+				rep = proveJSON{Type: "inclusion", Seq: ptr(p.Index), Kind: ptr(string(ev.Kind)), ID: ptr(ev.ID),
+					Leaf: json.RawMessage(p.Leaf), Hashes: hashesB64(p.Hashes)}
 			}
-			if out := c.String("out"); out != "" {
-				if err := os.WriteFile(out, proof, 0o644); err != nil {
+			if out != "" && out != "-" {
+				if err := os.WriteFile(out, text, 0o644); err != nil {
 					return exitf(exitInternal, "write %s: %v", out, pathless(err))
 				}
-				return nil
+				rep.File = &out
+				if !asJSON {
+					return nil
+				}
 			}
-			_, err := e.stdout.Write(proof)
-			return err
+			if !asJSON {
+				_, err := e.stdout.Write(text)
+				return err
+			}
+			if body, _, ok := bytes.Cut(ckpt, []byte("\n\n")); ok {
+				if head, err := proof.ParseCheckpoint(string(body) + "\n"); err == nil {
+					rep.Size, rep.Root, rep.Origin = head.Size, b64(head.Root[:]), head.Origin
+				}
+			}
+			rep.Checkpoint, rep.Proof = string(ckpt), string(text)
+			return writeJSONLine(e.stdout, rep)
 		},
 	}
 }
@@ -120,19 +158,43 @@ func verifyProofCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "verify-proof",
 		Usage:     "check an inclusion or consistency proof offline (no ledger directory needed)",
-		ArgsUsage: "PROOF_FILE",
+		ArgsUsage: "PROOF_FILE | -",
+		Description: "Checks the proof's signed checkpoint against --key (required), then the Merkle path of an\n" +
+			"inclusion proof (and with --doc, that the document is the proven event's) or the consistency\n" +
+			"of two trees. The proof or the document (not both) may be - for standard input.\n\n" +
+			"Exit codes: 0 the proof verifies, 2 usage (--key missing or not a verifier key), 3 the proof or\n" +
+			"a checkpoint in it does not parse, 4 it does not verify.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "key", Usage: "the log's verifier key, or a file holding it (the ledger's log.pub)", Required: true},
-			&cli.StringFlag{Name: "doc", Usage: "also check that this document is the proven event's document"},
+			&cli.StringFlag{Name: "key", Usage: "the log's verifier key, or a file holding it (the ledger's log.pub); required"},
+			&cli.StringFlag{Name: "doc", Usage: "also check that this document (- for standard input) is the proven event's document"},
+			&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object (also when the proof does not verify)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErrorf("verify-proof takes one proof file")
+				return usageErrorf("verify-proof takes one PROOF file (- for standard input)")
+			}
+			if c.String("key") == "" {
+				return usageErrorf("verify-proof needs --key: the log's verifier key or the ledger's log.pub")
 			}
 			name := c.Args().First()
+			if name == "-" && c.String("doc") == "-" {
+				return usageErrorf("verify-proof: the proof and --doc cannot both be standard input")
+			}
+			rep := verifyJSON{File: name}
+			report := func(err error) error {
+				if c.Bool("json") {
+					if err != nil {
+						rep.OK, rep.Error = false, ptr(oneLine(err.Error()))
+					}
+					if werr := writeJSONLine(e.stdout, rep); werr != nil {
+						return werr
+					}
+				}
+				return err
+			}
 			data, err := loadBounded(name, e.stdin, maxProofFile)
 			if err != nil {
-				return exitf(exitMalformed, "%s: cannot read: %v", name, err)
+				return report(exitf(exitMalformed, "%s: cannot read: %v", name, err))
 			}
 			in := input{name: name, data: data}
 			vkey, err := readVerifierKey(c.String("key"))
@@ -144,11 +206,13 @@ func verifyProofCommand(e *env) *cli.Command {
 				case errors.Is(err, proof.ErrVerifierKey):
 					return usageErrorf("--key: %v", err)
 				case errors.Is(err, proof.ErrMalformed):
-					return exitf(exitMalformed, "%s: %v", name, err)
+					return report(exitf(exitMalformed, "%s: %v", name, err))
 				}
-				return exitf(exitInvalid, "%s: %v", name, err)
+				return report(exitf(exitInvalid, "%s: %v", name, err))
 			}
+			ok := e.painter(e.stdout).paint(toneGood, "OK")
 			if bytes.HasPrefix(in.data, []byte(proof.ConsistencyHeader+"\n")) {
+				rep.Type = ptr("consistency")
 				p, err := proof.ParseConsistencyProof(in.data)
 				if err != nil {
 					return proofErr(err)
@@ -157,10 +221,16 @@ func verifyProofCommand(e *env) *cli.Command {
 				if err != nil {
 					return proofErr(err)
 				}
-				_, _ = fmt.Fprintf(e.stdout, "%s: OK: the tree of size %d (root %s) extends the tree of size %d (root %s); checkpoint signed by %s\n",
-					name, v.New.Size, b64(v.New.Root[:]), v.Old.Size, b64(v.Old.Root[:]), v.New.Origin)
+				if c.Bool("json") {
+					rep.OK, rep.OldSize, rep.OldRoot = true, ptr(v.Old.Size), ptr(b64(v.Old.Root[:]))
+					rep.Size, rep.Root, rep.Origin = ptr(v.New.Size), ptr(b64(v.New.Root[:])), ptr(v.New.Origin)
+					return report(nil)
+				}
+				_, _ = fmt.Fprintf(e.stdout, "%s: %s: the tree of size %d (root %s) extends the tree of size %d (root %s); checkpoint signed by %s\n",
+					name, ok, v.New.Size, b64(v.New.Root[:]), v.Old.Size, b64(v.Old.Root[:]), v.New.Origin)
 				return nil
 			}
+			rep.Type = ptr("inclusion")
 			p, err := proof.ParseInclusionProof(in.data)
 			if err != nil {
 				return proofErr(err)
@@ -177,12 +247,18 @@ func verifyProofCommand(e *env) *cli.Command {
 			if err != nil {
 				return proofErr(err)
 			}
+			if c.Bool("json") {
+				rep.OK, rep.Seq, rep.Kind, rep.ID = true, ptr(v.Leaf.Seq), ptr(string(v.Leaf.Kind)), ptr(v.Leaf.ID)
+				rep.Size, rep.Root, rep.Origin = ptr(v.Checkpoint.Size), ptr(b64(v.Checkpoint.Root[:])), ptr(v.Checkpoint.Origin)
+				rep.DocumentChecked = doc != nil
+				return report(nil)
+			}
 			docNote := ""
 			if doc != nil {
 				docNote = "; the document matches its digest"
 			}
-			_, _ = fmt.Fprintf(e.stdout, "%s: OK: event %d (%s %s) is in the tree of size %d (root %s) signed by %s%s\n",
-				name, v.Leaf.Seq, v.Leaf.Kind, v.Leaf.ID, v.Checkpoint.Size, b64(v.Checkpoint.Root[:]), v.Checkpoint.Origin, docNote)
+			_, _ = fmt.Fprintf(e.stdout, "%s: %s: event %d (%s %s) is in the tree of size %d (root %s) signed by %s%s\n",
+				name, ok, v.Leaf.Seq, v.Leaf.Kind, v.Leaf.ID, v.Checkpoint.Size, b64(v.Checkpoint.Root[:]), v.Checkpoint.Origin, docNote)
 			return nil
 		},
 	}

@@ -11,9 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// rebuildProgressEvery is the least time between two progress lines.
-const rebuildProgressEvery = time.Second
-
 // rebuildGCPercent is the garbage collector's target while a rebuild runs
 // (GOGC 400 instead of Go's 100): a rebuild allocates a few KB per event,
 // the leaves' JSON trees, all dead within a batch of 4096 events, so
@@ -40,11 +37,11 @@ func rebuildCommand(e *env) *cli.Command {
 			"and recomputes them from the events' leaves, in log order. The result is identical, key for key,\n" +
 			"to what appends maintained incrementally. Appends wait while it runs; an interrupted rebuild\n" +
 			"leaves the projections marked incomplete, and queries refuse them until a rebuild completes.\n" +
-			"Progress goes to stderr about once a second; the result line to stdout.",
+			"A progress bar goes to stderr when it is a terminal; the result line to stdout.",
 		Flags: []cli.Flag{
 			dirFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"},
-			&cli.BoolFlag{Name: "quiet", Usage: "no progress lines"},
+			&cli.BoolFlag{Name: "quiet", Usage: "no progress bar (as --no-progress)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
@@ -57,18 +54,13 @@ func rebuildCommand(e *env) *cli.Command {
 			defer closeLedger(l)
 			total := l.Size()
 			start := time.Now()
-			last := start
-			progress := func(done int64) {
-				if c.Bool("quiet") || done >= total {
-					return
-				}
-				if now := time.Now(); now.Sub(last) >= rebuildProgressEvery {
-					last = now
-					_, _ = fmt.Fprintf(e.stderr, "rebuild: %s of %s events (%.0f%%), %s events/s\n", thousands(done), thousands(total),
-						100*float64(done)/float64(total), thousands(int64(float64(done)/now.Sub(start).Seconds())))
-				}
+			var bar *progress
+			if !c.Bool("quiet") {
+				bar = e.newProgress("rebuild", "events", total)
 			}
-			if err := withRebuildGC(func() error { return l.Rebuild(c.Context, progress) }); err != nil {
+			err = withRebuildGC(func() error { return l.Rebuild(c.Context, bar.set) })
+			bar.done()
+			if err != nil {
 				if errors.Is(err, context.Canceled) {
 					return exitf(exitInternal, "rebuild interrupted: the projections are incomplete until ledger rebuild completes")
 				}
@@ -80,11 +72,7 @@ func rebuildCommand(e *env) *cli.Command {
 				rate = float64(total) / s
 			}
 			if c.Bool("json") {
-				return writeJSONLine(e.stdout, struct {
-					Events          int64   `json:"events"`
-					Seconds         float64 `json:"seconds"`
-					EventsPerSecond float64 `json:"events_per_second"`
-				}{total, round4(elapsed.Seconds()), float64(int64(rate))})
+				return writeJSONLine(e.stdout, rebuildJSON{total, round4(elapsed.Seconds()), float64(int64(rate))})
 			}
 			_, _ = fmt.Fprintf(e.stdout, "rebuilt the projections from %s events in %s (%s events/s)\n",
 				thousands(total), elapsed.Round(time.Millisecond), thousands(int64(rate)))

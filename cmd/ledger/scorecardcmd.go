@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -128,7 +127,7 @@ func scorecardCommand(e *env) *cli.Command {
 			if c.Bool("json") {
 				err = writeJSONLine(e.stdout, toScorecardJSON(rep))
 			} else {
-				printScorecard(e.stdout, rep, policyLabel, c.String("mode"))
+				printScorecard(e.stdout, rep, policyLabel, c.String("mode"), e.painter(e.stdout))
 			}
 			if err != nil {
 				return err
@@ -187,7 +186,7 @@ func windowText(since, until time.Time) string {
 	return formatTime(since) + " to " + formatTime(until)
 }
 
-func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg string) {
+func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg string, paint painter) {
 	m := rep.Metrics
 	scope := "every policy"
 	if policyLabel != "" {
@@ -222,9 +221,9 @@ func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg str
 	var crit [][]string
 	unmet := 0
 	for _, cr := range rep.Criteria {
-		verdict := "met"
+		verdict := paint.paint(toneGood, "met")
 		if !cr.Met {
-			verdict = "NOT MET"
+			verdict = paint.paint(toneBad, "NOT MET")
 			unmet++
 		}
 		value := strconv.FormatFloat(cr.Value, 'f', 4, 64)
@@ -253,14 +252,15 @@ func trendCommand(e *env) *cli.Command {
 			"solve (cost of all the period's bundles / solved), tokens per solve, retries, and regressions\n" +
 			"(distinct tasks that failed or errored in the period after a solve in an earlier period).\n" +
 			"--since and --until clip the first and last periods (marked *). --plot writes a chart of cost\n" +
-			"per solve and solve rate per period: SVG or PNG by the file name's extension.",
+			"per solve and solve rate per period: SVG or PNG by the file name's extension; --plot - writes\n" +
+			"a PNG to standard output instead of the table.",
 		Flags: []cli.Flag{
 			dirFlag(),
 			&cli.StringFlag{Name: "by", Usage: "period: day, week or month", Value: "week"},
 			sinceFlag("bundles created"),
 			untilFlag("bundles created"),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per period per line"},
-			&cli.StringFlag{Name: "plot", Usage: "write a chart of cost per solve and solve rate to `FILE` (.svg or .png)"},
+			&cli.StringFlag{Name: "plot", Usage: "write a chart of cost per solve and solve rate to `FILE` (.svg or .png; - writes a PNG to standard output instead of the table)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
@@ -271,7 +271,10 @@ func trendCommand(e *env) *cli.Command {
 				return usageErrorf("--by: %v", err)
 			}
 			plotPath := c.String("plot")
-			if plotPath != "" {
+			if plotPath == "-" && c.Bool("json") {
+				return usageErrorf("trend: --json and --plot - would both write to standard output")
+			}
+			if plotPath != "" && plotPath != "-" {
 				if _, err := scorecard.PlotFormat(plotPath); err != nil {
 					return usageErrorf("--plot: %v", err)
 				}
@@ -290,13 +293,14 @@ func trendCommand(e *env) *cli.Command {
 			if err != nil {
 				return exitf(exitInternal, "%w", err)
 			}
-			if c.Bool("json") {
+			switch {
+			case c.Bool("json"):
 				for _, r := range rows {
 					if err := writeJSONLine(e.stdout, r); err != nil {
 						return err
 					}
 				}
-			} else {
+			case plotPath != "-":
 				printTrend(e.stdout, rows, g, since, until)
 			}
 			if plotPath == "" {
@@ -304,6 +308,9 @@ func trendCommand(e *env) *cli.Command {
 			}
 			if len(rows) == 0 {
 				return usageErrorf("--plot: no witness bundles in the window, nothing to plot")
+			}
+			if plotPath == "-" {
+				return scorecard.WritePlot(e.stdout, "png", rows, g, trendTitle(rows, g))
 			}
 			if err := scorecard.PlotFile(plotPath, rows, g, trendTitle(rows, g)); err != nil {
 				return exitf(exitInternal, "%w", err)
@@ -372,7 +379,7 @@ func printTable(w io.Writer, indent string, header []string, rows [][]string, ri
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+			widths[i] = max(widths[i], visibleWidth(cell))
 		}
 	}
 	for _, r := range all {
@@ -386,7 +393,7 @@ func printTable(w io.Writer, indent string, header []string, rows [][]string, ri
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			pad := strings.Repeat(" ", widths[i]-visibleWidth(cell))
 			switch {
 			case i < len(right) && right[i]:
 				b.WriteString(pad + cell)
