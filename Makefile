@@ -9,8 +9,10 @@ DEMO_DIR ?=
 
 all: lint test build
 
+# -buildvcs=auto stamps the binary with the commit it was built from
+# (`ledger --version`) even where GOFLAGS turns stamping off.
 build:
-	$(GO) build -o $(BIN) ./cmd/ledger
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/ledger
 
 # Unit, golden, fuzz-corpus regression and end-to-end tests (the e2e tests
 # build and run the real binary).
