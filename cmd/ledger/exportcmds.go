@@ -136,6 +136,11 @@ func importCommand(e *env) *cli.Command {
 				r = f
 			}
 			opts.Logger, opts.Projectors = e.log, ledgerProjectors()
+			wait, err := waitOf(c)
+			if err != nil {
+				return err
+			}
+			opts.Wait = wait
 			dir := c.String("dir")
 			st, err := admit.Import(c.Context, dir, r, opts)
 			switch {

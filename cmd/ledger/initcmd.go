@@ -36,7 +36,12 @@ func initCommand(e *env) *cli.Command {
 				opts.Key = k
 			}
 			dir := c.String("dir")
-			if err := ledger.Init(dir, opts); err != nil {
+			wait, err := waitOf(c)
+			if err != nil {
+				return err
+			}
+			opts.Wait = wait
+			if err := ledger.InitContext(c.Context, dir, opts); err != nil {
 				if errors.Is(err, ledger.ErrExists) {
 					return usageErrorf("%v", err)
 				}

@@ -58,6 +58,7 @@ const exitCodeHelp = `Exit codes:
    4  some input failed verification (signature, hash, recomputed verdict, governance)
    6  (scorecard) some ADR-035 acceptance criterion is not met
    7  the ledger is damaged or its stored data was altered: it serves no answer it cannot check
+   8  the ledger is busy: another process held it for longer than --wait (the message names it)
    When inputs fail in several ways, the lowest of these codes is returned.`
 
 // env carries the process's streams and logger to commands, so that tests
@@ -102,6 +103,7 @@ func newApp(e *env) *cli.App {
 		HideHelpCommand:      true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verbose", Usage: "log progress and library messages to stderr"},
+			waitGlobalFlag(),
 		},
 		Before: func(c *cli.Context) error {
 			level := slog.LevelWarn
@@ -143,6 +145,7 @@ func newApp(e *env) *cli.App {
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErrorf("%v", err) }
 	}
+	addWaitFlags(app.Commands)
 	return app
 }
 
@@ -170,6 +173,9 @@ func runEnv(ctx context.Context, args []string, e *env) int {
 	}
 	if code == exitInternal && (errors.Is(err, ledger.ErrCorrupt) || errors.Is(err, ledger.ErrDamaged)) {
 		code = exitDamaged
+	}
+	if code == exitInternal && errors.Is(err, ledger.ErrBusy) {
+		code = exitBusy
 	}
 	if msg := err.Error(); msg != "" {
 		_, _ = fmt.Fprintf(stderr, "ledger: %s\n", oneLine(msg))
