@@ -190,12 +190,7 @@ func (l *Ledger) makeReadCopy(cv copyOfView) (err error) {
 	}
 	fs := l.fs
 	dir := l.path(copiesDir)
-	step := func(name string) error {
-		if l.hooks != nil && l.hooks.copyStep != nil {
-			return l.hooks.copyStep(name)
-		}
-		return nil
-	}
+	step := l.copyHook
 	if err := mkdirPrivate(fs, dir); err != nil {
 		return fmt.Errorf("read copy: %w", err)
 	}
@@ -268,6 +263,14 @@ func (l *Ledger) makeReadCopy(cv copyOfView) (err error) {
 	return nil
 }
 
+// copyHook calls the test hook at a step of making or removing a copy.
+func (l *Ledger) copyHook(step string) error {
+	if l.hooks != nil && l.hooks.copyStep != nil {
+		return l.hooks.copyStep(step)
+	}
+	return nil
+}
+
 // gcCopies removes the copies older than keep that no reader pins, and
 // what failed or interrupted copies left. Only a writer, holding the
 // writer lock, makes or removes copies, so every tmp- or .del directory
@@ -310,6 +313,7 @@ func (l *Ledger) gcCopies(keep int64) {
 				continue
 			}
 			p = del
+			_ = l.copyHook("removing") // tests only: its error means nothing here
 		}
 		if err := fs.RemoveAll(p); err != nil {
 			l.log.Warn("read copies: remove", "copy", p, "err", err)
