@@ -326,8 +326,8 @@ type pinnedCopy struct {
 	gen   int64
 	path  string
 	store string
-	info copyInfo
-	pin  FileLock
+	info  copyInfo
+	pin   FileLock
 }
 
 func (c *pinnedCopy) unpin() {

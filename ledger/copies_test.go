@@ -82,7 +82,9 @@ func TestReadCopyFaults(t *testing.T) {
 			return op.Kind == errorfs.OpCreate && strings.Contains(op.Path, "/copies/tmp-") && strings.Contains(op.Path, "MANIFEST")
 		}},
 		{name: "writing copy.json", match: func(op errorfs.Op) bool { return strings.HasSuffix(op.Path, "/"+copyInfoFile+".tmp") }},
-		{name: "creating the pin", match: func(op errorfs.Op) bool { return strings.HasSuffix(op.Path, "/"+copyPinFile) && op.Kind == errorfs.OpCreate }},
+		{name: "creating the pin", match: func(op errorfs.Op) bool {
+			return strings.HasSuffix(op.Path, "/"+copyPinFile) && op.Kind == errorfs.OpCreate
+		}},
 		{name: "renaming into place", match: func(op errorfs.Op) bool {
 			return op.Kind == errorfs.OpRename && strings.Contains(op.Path, "/copies/tmp-")
 		}},

@@ -158,17 +158,17 @@ type Ledger struct {
 	stale  atomic.Bool // an interrupted rebuild left the projections incomplete
 
 	// Locks and read copies (lock.go, copies.go).
-	locker          Locker
-	wlock           *WriterLock // the writer lock held (a writer, or a read-only open under the caller's lock)
-	ownLock         bool        // Close releases wlock
-	shared          FileLock    // a reader of the store: the writer lock, shared
-	copy            *pinnedCopy // a reader of a read copy: its pin
-	src             Source
-	copyMu          sync.Mutex  // one read copy at a time; Close waits for it
-	copied          *int64      // the size of the last read copy this ledger made
-	nonLogChange    atomic.Bool // a setting or the derived entries changed since the last read copy
-	noCopy          bool        // Close makes no read copy (a failed open)
-	signerMu        sync.Mutex  // a read-only ledger loads its signer on demand
+	locker       Locker
+	wlock        *WriterLock // the writer lock held (a writer, or a read-only open under the caller's lock)
+	ownLock      bool        // Close releases wlock
+	shared       FileLock    // a reader of the store: the writer lock, shared
+	copy         *pinnedCopy // a reader of a read copy: its pin
+	src          Source
+	copyMu       sync.Mutex  // one read copy at a time; Close waits for it
+	copied       *int64      // the size of the last read copy this ledger made
+	nonLogChange atomic.Bool // a setting or the derived entries changed since the last read copy
+	noCopy       bool        // Close makes no read copy (a failed open)
+	signerMu     sync.Mutex  // a read-only ledger loads its signer on demand
 
 	// seqMu is held while a batch is built and applied, and by Rebuild;
 	// next is the state after the last applied batch (which may not be

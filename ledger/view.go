@@ -22,9 +22,9 @@ type view struct {
 	// ckptOff is where ckpt's record starts in the checkpoint log (a
 	// writer's views only).
 	ckptOff int64
-	r     pebble.Reader    // snap, or the store itself when read-only
-	snap  *pebble.Snapshot // nil when read-only
-	refs  int              // guarded by Ledger.pubMu
+	r       pebble.Reader    // snap, or the store itself when read-only
+	snap    *pebble.Snapshot // nil when read-only
+	refs    int              // guarded by Ledger.pubMu
 }
 
 // acquire returns the current view with a reference for the caller, who
