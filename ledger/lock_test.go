@@ -196,6 +196,9 @@ func TestReadersBesideWriter(t *testing.T) {
 	if _, err := r1.ProveInclusion(2, 7); err != nil {
 		t.Errorf("prove at size 7 from the copy: %v", err)
 	}
+	if rep, err := r1.Audit(ctx, AuditOptions{}); err != nil || !rep.OK() || rep.Events != 10 {
+		t.Errorf("audit of the copy beside the writer: %v %+v", err, rep)
+	}
 	if err := w.MakeReadCopy(ctx); err != nil {
 		t.Fatal(err)
 	}
