@@ -191,6 +191,7 @@ func (l *Ledger) makeReadCopy(cv copyOfView) (err error) {
 	fs := l.fs
 	dir := l.path(copiesDir)
 	step := l.copyHook
+	start := time.Now()
 	if err := mkdirPrivate(fs, dir); err != nil {
 		return fmt.Errorf("read copy: %w", err)
 	}
@@ -256,10 +257,12 @@ func (l *Ledger) makeReadCopy(cv copyOfView) (err error) {
 	size := cv.size
 	l.copied = &size
 	l.nonLogChange.Store(false)
+	made := time.Since(start)
 	if err := step("gc"); err != nil {
 		return err
 	}
 	l.gcCopies(gen)
+	l.log.Debug("read copy made", "copy", final, "events", cv.size, "took", made, "gc", time.Since(start)-made)
 	return nil
 }
 

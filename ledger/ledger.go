@@ -87,7 +87,9 @@ type Options struct {
 	QueueSize int
 	// MaxBatchEvents bounds the events committed in one batch (default 4096).
 	MaxBatchEvents int
-	// ReadOnly opens the store without starting the sequencer.
+	// ReadOnly opens for reading only: no sequencer, no writer lock. It
+	// reads the newest read copy, or the store itself when no writer holds
+	// the lock (OpenContext; Source says which).
 	ReadOnly bool
 	// AllowDamaged opens a damaged ledger (see ErrDamaged) read-only, for
 	// diagnosis, instead of failing; Damage reports what is wrong.

@@ -42,6 +42,13 @@ func (osLocker) TryLock(fs vfs.FS, name string, exclusive bool) (FileLock, error
 		_ = f.Close() // err is the error to report
 		return nil, fmt.Errorf("flock %s: %w", name, err)
 	}
+	// Lock files are the owner's only (a new one was created 0666 less
+	// the umask); a failure leaves the mode, which the 0700 directory
+	// already protects.
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&0o777 != 0o600 {
+		_ = unix.Fchmod(fd, 0o600)
+	}
 	return &osFileLock{f: f, fd: fd, name: name}, nil
 }
 

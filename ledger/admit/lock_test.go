@@ -38,7 +38,11 @@ func TestUpgradeTakesWriterLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if l.Size() != 8 {
 		t.Errorf("%d events after the upgrade, want 8", l.Size())
 	}
@@ -75,7 +79,11 @@ func TestImportHoldsTargetLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if s := l.Source(); !s.Copy || s.Size != 5 || s.Behind() {
 		t.Errorf("reader of the imported ledger: source %+v, want its current read copy", s)
 	}
