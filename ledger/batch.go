@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/proofledger/ledger/codec/keys"
 	"github.com/proofledger/ledger/proof"
 )
 
@@ -305,5 +306,41 @@ func (l *Ledger) sign(c proof.Checkpoint) ([]byte, error) {
 			return nil, fmt.Errorf("sign checkpoint: %w", err)
 		}
 	}
-	return l.signer.sign(c)
+	s, err := l.signerOnDemand()
+	if err != nil {
+		return nil, err
+	}
+	return s.sign(c)
+}
+
+// signerOnDemand returns the log's signer. A read-only ledger reads the
+// log key the first time it signs: only a checkpoint for an older size of
+// the published tree, which it proves consistent with the signed one
+// first (checkpointAt), so it signs nothing the writer would not.
+func (l *Ledger) signerOnDemand() (*noteSigner, error) {
+	l.signerMu.Lock()
+	defer l.signerMu.Unlock()
+	if l.signer != nil {
+		return l.signer, nil
+	}
+	if l.damage != nil {
+		return nil, l.damage
+	}
+	data, err := readSmallFile(l.fs, l.path(logKeyFile), maxSmallFile)
+	if err != nil {
+		return nil, fmt.Errorf("log key: %w", err)
+	}
+	priv, err := keys.ParsePrivateKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("log key %s: %w", l.path(logKeyFile), err)
+	}
+	s, err := newNoteSigner(l.origin, priv)
+	if err != nil {
+		return nil, err
+	}
+	if s.vkey != l.vkey {
+		return nil, fmt.Errorf("%w: log key %s is not the key of %s", ErrCorrupt, l.path(logKeyFile), l.path(logPubFile))
+	}
+	l.signer = s
+	return s, nil
 }

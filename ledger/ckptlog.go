@@ -35,6 +35,7 @@ type ckptLog struct {
 	name string
 	f    vfs.File // open for appending
 	off  int64    // where the next record goes
+	last int64    // where the last record starts (read copies record it)
 }
 
 const ckptRecordPrefix = "checkpoint "
@@ -193,10 +194,10 @@ func (r *ckptLogReader) close() {
 }
 
 // openCkptLog opens the log for appending at end, the end of its last
-// complete record. A torn record after it is cut off first, by rewriting
-// the log's complete records through a rename (rare: only after a crash
-// during an append).
-func openCkptLog(fs vfs.FS, name string, end int64, torn bool) (*ckptLog, error) {
+// complete record, which holds lastNote. A torn record after it is cut off
+// first, by rewriting the log's complete records through a rename (rare:
+// only after a crash during an append).
+func openCkptLog(fs vfs.FS, name string, end int64, torn bool, lastNote []byte) (*ckptLog, error) {
 	if torn {
 		if err := truncateByRewrite(fs, name, end); err != nil {
 			return nil, fmt.Errorf("cut the torn record off %s: %w", name, err)
@@ -206,7 +207,7 @@ func openCkptLog(fs vfs.FS, name string, end int64, torn bool) (*ckptLog, error)
 	if err != nil {
 		return nil, err
 	}
-	return &ckptLog{fs: fs, name: name, f: f, off: end}, nil
+	return &ckptLog{fs: fs, name: name, f: f, off: end, last: end - int64(len(encodeCkptRecords(lastNote)))}, nil
 }
 
 // truncateByRewrite replaces name with its first n bytes.
@@ -239,17 +240,19 @@ func encodeCkptRecords(notes ...[]byte) []byte {
 }
 
 // append writes the notes as records and syncs the file. Only then may
-// the checkpoints they carry be shown to anyone.
-func (c *ckptLog) append(notes ...[]byte) error {
+// the checkpoints they carry be shown to anyone. It returns where the last
+// note's record starts.
+func (c *ckptLog) append(notes ...[]byte) (int64, error) {
 	buf := encodeCkptRecords(notes...)
 	if _, err := c.f.WriteAt(buf, c.off); err != nil {
-		return fmt.Errorf("write %s: %w", c.name, err)
+		return 0, fmt.Errorf("write %s: %w", c.name, err)
 	}
 	if err := c.f.SyncData(); err != nil {
-		return fmt.Errorf("sync %s: %w", c.name, err)
+		return 0, fmt.Errorf("sync %s: %w", c.name, err)
 	}
 	c.off += int64(len(buf))
-	return nil
+	c.last = c.off - int64(len(encodeCkptRecords(notes[len(notes)-1])))
+	return c.last, nil
 }
 
 func (c *ckptLog) close() error {

@@ -89,10 +89,10 @@ func TestOpenNeverCreates(t *testing.T) {
 func memLedger(t testing.TB, n int) (*vfs.MemFS, string) {
 	t.Helper()
 	mem := vfs.NewCrashableMem()
-	if err := Init(memDir, InitOptions{Origin: "damage.test", Key: testKey(9), FS: mem}); err != nil {
+	if err := Init(memDir, InitOptions{Origin: "damage.test", Key: testKey(9), FS: mem, Locker: NewMemLocker()}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(memDir, Options{FS: mem})
+	l, err := Open(memDir, Options{FS: mem, Locker: NewMemLocker()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,11 @@ func walFiles(t testing.TB, fs vfs.FS) []string {
 // diagnosis, and audits with problems.
 func checkDamaged(t *testing.T, fs vfs.FS, want string) {
 	t.Helper()
-	_, err := Open(memDir, Options{FS: fs})
+	_, err := Open(memDir, Options{FS: fs, Locker: NewMemLocker()})
 	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Open = %v, want ErrDamaged saying %q", err, want)
 	}
-	l, err := Open(memDir, Options{FS: fs, AllowDamaged: true})
+	l, err := Open(memDir, Options{FS: fs, Locker: NewMemLocker(), AllowDamaged: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@
 // exports, audits and rebuilds.
 //
 // It owns the on-disk format (docs/FORMAT.md), identity (replay and
-// conflict detection), the log key, settings and secrets storage. It knows
+// conflict detection), the log key, settings and secrets storage, and the
+// directory's concurrency between processes: the writer lock (lock.go)
+// and the read copies readers beside a writer read (copies.go). It knows
 // nothing of what documents say: admission (decoding, trust, receipt
 // chains, task histories) is package ledger/admit, plugged in as Rules run
 // in sequence order; the registries of keys and policies are package

@@ -136,11 +136,11 @@ func TestAppendFaults(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			ctx := context.Background()
 			ffs := newFaultFS(vfs.NewMem())
-			if err := Init(memDir, InitOptions{Origin: "faults.test", Key: testKey(9), FS: ffs.fs}); err != nil {
+			if err := Init(memDir, InitOptions{Origin: "faults.test", Key: testKey(9), FS: ffs.fs, Locker: NewMemLocker()}); err != nil {
 				t.Fatal(err)
 			}
 			var signFail atomic.Bool
-			opts := Options{FS: ffs.fs, hooks: &hooks{sign: func(proof.Checkpoint) error {
+			opts := Options{FS: ffs.fs, Locker: NewMemLocker(), hooks: &hooks{sign: func(proof.Checkpoint) error {
 				if signFail.Load() {
 					return errors.New("signature failed on purpose")
 				}
@@ -257,10 +257,10 @@ func TestAppendFaults(t *testing.T) {
 func TestFlushFaultLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	ffs := newFaultFS(vfs.NewMem())
-	if err := Init(memDir, InitOptions{Origin: "faults.test", Key: testKey(9), FS: ffs.fs}); err != nil {
+	if err := Init(memDir, InitOptions{Origin: "faults.test", Key: testKey(9), FS: ffs.fs, Locker: NewMemLocker()}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(memDir, Options{FS: ffs.fs})
+	l, err := Open(memDir, Options{FS: ffs.fs, Locker: NewMemLocker()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestFlushFaultLosesNothing(t *testing.T) {
 	if closeErr == nil || ffs.hits.Load() == 0 {
 		t.Fatalf("close with failing table writes = %v (%d injected errors), want an error", closeErr, ffs.hits.Load())
 	}
-	l, err = Open(memDir, Options{FS: ffs.fs})
+	l, err = Open(memDir, Options{FS: ffs.fs, Locker: NewMemLocker()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,10 +303,10 @@ func TestFlushFaultLosesNothing(t *testing.T) {
 func TestCrashDropsOnlyUnacknowledged(t *testing.T) {
 	ctx := context.Background()
 	mem := vfs.NewCrashableMem()
-	if err := Init(memDir, InitOptions{Origin: "crash.test", Key: testKey(9), FS: mem}); err != nil {
+	if err := Init(memDir, InitOptions{Origin: "crash.test", Key: testKey(9), FS: mem, Locker: NewMemLocker()}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(memDir, Options{FS: mem})
+	l, err := Open(memDir, Options{FS: mem, Locker: NewMemLocker()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestCrashDropsOnlyUnacknowledged(t *testing.T) {
 func checkCrashImage(t *testing.T, fs vfs.FS, acked map[string]int64) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := Open(memDir, Options{FS: fs})
+	l, err := Open(memDir, Options{FS: fs, Locker: NewMemLocker()})
 	if err != nil {
 		t.Fatalf("crash image does not open: %v", err)
 	}

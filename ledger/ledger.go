@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -66,6 +67,11 @@ type InitOptions struct {
 	// FS is the file system holding the ledger; nil is the operating
 	// system's.
 	FS vfs.FS
+	// Wait, Locker and Command are as in Options: Init holds the writer
+	// lock while it creates the ledger.
+	Wait    time.Duration
+	Locker  Locker
+	Command string
 }
 
 // Options configure an opened ledger.
@@ -86,7 +92,9 @@ type Options struct {
 	QueueSize int
 	// MaxBatchEvents bounds the events committed in one batch (default 4096).
 	MaxBatchEvents int
-	// ReadOnly opens the store without starting the sequencer.
+	// ReadOnly opens for reading only: no sequencer, no writer lock. It
+	// reads the newest read copy, or the store itself when no writer holds
+	// the lock (OpenContext; Source says which).
 	ReadOnly bool
 	// AllowDamaged opens a damaged ledger (see ErrDamaged) read-only, for
 	// diagnosis, instead of failing; Damage reports what is wrong.
@@ -94,6 +102,21 @@ type Options struct {
 	// FS is the file system holding the ledger; nil is the operating
 	// system's. Tests use Pebble's in-memory and error-injecting ones.
 	FS vfs.FS
+	// Wait is how long an open waits for the writer lock another process
+	// holds (a writer; a reader only when there is no read copy to read
+	// beside that writer); 0 does not wait. A deadline of OpenContext's
+	// context also ends the wait. A wait that runs out is ErrBusy.
+	Wait time.Duration
+	// Locker takes the ledger's file locks; nil is flock(2), which needs
+	// FS to be the operating system's (see Locker).
+	Locker Locker
+	// Lock is a writer lock the caller holds on this directory
+	// (LockWriter): the open takes no lock of its own, reads the store
+	// itself even when ReadOnly, and Close leaves the lock held.
+	Lock *WriterLock
+	// Command is what lock.info records as the writer's command line;
+	// empty records the process's arguments.
+	Command string
 	// OnFatal, when set, is called with Pebble's message when the store
 	// meets a condition Pebble cannot continue from (Pebble's
 	// Logger.Fatalf). It should not return; a command-line program prints
@@ -108,7 +131,8 @@ type Options struct {
 
 // hooks let tests break steps that no file system error reaches.
 type hooks struct {
-	sign func(proof.Checkpoint) error // called before each checkpoint signature
+	sign     func(proof.Checkpoint) error // called before each checkpoint signature
+	copyStep func(step string) error      // called at each step of making a read copy
 }
 
 // Ledger is an open ledger. It is safe for concurrent use.
@@ -141,6 +165,19 @@ type Ledger struct {
 	wg     sync.WaitGroup
 	stale  atomic.Bool // an interrupted rebuild left the projections incomplete
 
+	// Locks and read copies (lock.go, copies.go).
+	locker       Locker
+	wlock        *WriterLock // the writer lock held (a writer, or a read-only open under the caller's lock)
+	ownLock      bool        // Close releases wlock
+	shared       FileLock    // a reader of the store: the writer lock, shared
+	copy         *pinnedCopy // a reader of a read copy: its pin
+	src          Source
+	copyMu       sync.Mutex  // one read copy at a time; Close waits for it
+	copied       *int64      // the size of the last read copy this ledger made
+	nonLogChange atomic.Bool // a setting or the derived entries changed since the last read copy
+	noCopy       bool        // Close makes no read copy (a failed open)
+	signerMu     sync.Mutex  // a read-only ledger loads its signer on demand
+
 	// seqMu is held while a batch is built and applied, and by Rebuild;
 	// next is the state after the last applied batch (which may not be
 	// durable yet: see the invariants in sequencer.go).
@@ -159,9 +196,10 @@ type Ledger struct {
 // tip is the log's end: its size, the last event's arrival time and the
 // checkpoint signed for that size.
 type tip struct {
-	size  int64
-	lastT int64
-	ckpt  signedCheckpoint
+	size    int64
+	lastT   int64
+	ckpt    signedCheckpoint
+	ckptOff int64 // where ckpt's record starts in the checkpoint log, once durable
 }
 
 // signedCheckpoint is a checkpoint the ledger signed, with its parsed body.
@@ -202,9 +240,12 @@ func (l *Ledger) Close() (err error) {
 	pub := l.pub
 	l.pub = nil
 	l.pubMu.Unlock()
+	var last copyOfView
 	if pub != nil {
+		last = copyOfView{size: pub.size, ckpt: pub.ckpt, off: pub.ckptOff}
 		l.releaseView(pub)
 	}
+	defer l.releaseLocks()
 	// Iterators or snapshots still open when the store closes make Pebble
 	// panic; wait for every reader.
 	l.pubMu.Lock()
@@ -237,6 +278,16 @@ func (l *Ledger) Close() (err error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("close: flush: %w", err))
 		}
+		// A read copy of what this writer leaves, for readers in other
+		// processes. Its failure fails nothing: every event is durable
+		// and acknowledged, and readers fall back to the store.
+		l.copyMu.Lock()
+		if err == nil && !l.noCopy && pub != nil {
+			if err := l.makeReadCopy(last); err != nil {
+				l.log.Warn("no read copy made; readers read the store itself when no writer holds it", "dir", l.dir, "err", err)
+			}
+		}
+		l.copyMu.Unlock()
 	}
 	errs = append(errs, l.ckpts.close())
 	if l.zdec != nil {
@@ -246,6 +297,22 @@ func (l *Ledger) Close() (err error) {
 		errs = append(errs, fmt.Errorf("close store: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// releaseLocks releases the locks the ledger holds, once its store is
+// closed.
+func (l *Ledger) releaseLocks() {
+	if l.copy != nil {
+		l.copy.unpin()
+	}
+	if l.shared != nil {
+		_ = l.shared.Unlock() // a shared lock of a reader: nothing to lose
+	}
+	if l.ownLock {
+		if err := l.wlock.Unlock(); err != nil {
+			l.log.Warn("release the writer lock", "dir", l.dir, "err", err)
+		}
+	}
 }
 
 // Compact flushes the store's memtable and compacts all of it: the LSM

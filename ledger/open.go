@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/proofledger/ledger/proof"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -36,11 +37,18 @@ func (e *DamageError) Error() string {
 // Unwrap returns ErrDamaged.
 func (e *DamageError) Unwrap() error { return ErrDamaged }
 
-// Init creates a ledger in dir: the directory (mode 0700), the log key
-// (0600) and its verifier key, the Pebble store with its format version,
-// origin and the signed checkpoint of the empty tree, the checkpoint log,
-// and, last, the LEDGER format file that marks the directory complete.
-func Init(dir string, opts InitOptions) (err error) {
+// Init creates a ledger in dir (InitContext without a context).
+func Init(dir string, opts InitOptions) error {
+	return InitContext(context.Background(), dir, opts)
+}
+
+// InitContext creates a ledger in dir: the directory (mode 0700), the log
+// key (0600) and its verifier key, the Pebble store with its format
+// version, origin and the signed checkpoint of the empty tree, the
+// checkpoint log, and, last, the LEDGER format file that marks the
+// directory complete. It holds the ledger's writer lock while it does
+// (waiting up to opts.Wait or ctx's deadline for another holder).
+func InitContext(ctx context.Context, dir string, opts InitOptions) (err error) {
 	fs := opts.FS
 	if fs == nil {
 		fs = vfs.Default
@@ -56,6 +64,24 @@ func Init(dir string, opts InitOptions) (err error) {
 	} else if ok {
 		return fmt.Errorf("%s: %w", dir, ErrExists)
 	}
+	if err := mkdirPrivate(fs, dir); err != nil {
+		return err
+	}
+	wl, err := lockWriter(ctx, dir, LockOptions{FS: fs, Locker: opts.Locker, Wait: opts.Wait, Command: opts.Command})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if uerr := wl.Unlock(); err == nil && uerr != nil {
+			err = uerr
+		}
+	}()
+	// Again, now that no other writer runs.
+	if ok, err := exists(fs, fs.PathJoin(dir, formatFile)); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("%s: %w", dir, ErrExists)
+	}
 	store := fs.PathJoin(dir, storeDir)
 	if ok, err := exists(fs, store); err != nil {
 		return err
@@ -66,9 +92,6 @@ func Init(dir string, opts InitOptions) (err error) {
 		if err := removeUnfinishedInit(fs, dir, opts.Logger); err != nil {
 			return err
 		}
-	}
-	if err := mkdirPrivate(fs, dir); err != nil {
-		return err
 	}
 	key := opts.Key
 	if key == nil {
@@ -226,35 +249,102 @@ func readStoredState(r pebble.Reader) (storedState, error) {
 	return st, nil
 }
 
-// Open opens the ledger in dir. It never creates a store: a directory
-// without the LEDGER format file, or whose store is missing, is refused.
-// It then checks the store against the latest signed checkpoint (in the
-// store and in the checkpoint log outside it): a store that falls short of
-// a size the ledger signed, or whose tree disagrees with a signed root, is
-// damaged (ErrDamaged; see Options.AllowDamaged).
-func Open(dir string, opts Options) (_ *Ledger, err error) {
+// Open opens the ledger in dir (OpenContext without a context).
+func Open(dir string, opts Options) (*Ledger, error) {
+	return OpenContext(context.Background(), dir, opts)
+}
+
+// OpenContext opens the ledger in dir. It never creates a store: a
+// directory without the LEDGER format file, or whose store is missing, is
+// refused. It then checks the store against the latest signed checkpoint
+// (in the store and in the checkpoint log outside it): a store that falls
+// short of a size the ledger signed, or whose tree disagrees with a signed
+// root, is damaged (ErrDamaged; see Options.AllowDamaged).
+//
+// A write open takes the ledger's writer lock (LockWriter), waiting for
+// another writer up to opts.Wait or ctx's deadline (then ErrBusy), and
+// holds it until Close, which makes a read copy for readers in other
+// processes. A read-only open takes no lock a writer waits for: it reads
+// the newest read copy, or the store itself when no writer holds the lock
+// (copies.go; Source says which). opts.Lock, a writer lock the caller
+// holds, opens the store itself, read-only or not, under that lock.
+func OpenContext(ctx context.Context, dir string, opts Options) (*Ledger, error) {
 	fs := opts.FS
 	if fs == nil {
 		fs = vfs.Default
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	opts.FS = fs
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	lk, err := lockerFor(fs, opts.Locker)
+	if err != nil {
+		return nil, err
+	}
+	opts.Locker = lk
+	// A directory that is not a ledger gets no lock file.
+	if _, err := readDirFormat(fs, dir); err != nil {
+		return nil, err
+	}
+	if opts.ReadOnly && opts.Lock == nil {
+		return openReader(ctx, dir, opts, fs, lk, opts.Logger)
+	}
+	wl, own := opts.Lock, false
+	if wl != nil && filepath.Clean(wl.dir) != filepath.Clean(dir) {
+		return nil, fmt.Errorf("Options.Lock is the lock of %s, not of %s", wl.dir, dir)
+	}
+	if wl == nil {
+		if wl, err = lockWriter(ctx, dir, LockOptions{FS: fs, Locker: lk, Wait: opts.Wait, Command: opts.Command}); err != nil {
+			return nil, err
+		}
+		own = true
+	}
+	l, err := openStore(ctx, dir, opts, storeMode{path: fs.PathJoin(dir, storeDir), wlock: wl})
+	if err != nil {
+		if own {
+			_ = wl.Unlock() // err is the error to report
+		}
+		return nil, err
+	}
+	l.ownLock = own
+	return l, nil
+}
+
+// storeMode says which store openStore opens, and under which lock.
+type storeMode struct {
+	path   string      // the Pebble store's directory
+	wlock  *WriterLock // the writer lock the caller holds (a write open, or a read-only one under it)
+	shared FileLock    // the writer lock held shared: the store read-only, no writer beside it
+	copy   *pinnedCopy // a read copy, pinned
+}
+
+// openStore opens the store of mode: the ledger's own (its writer lock
+// held, exclusive or shared) or a read copy. The ledger releases
+// mode.shared and mode.copy when it closes; the caller releases them, and
+// the writer lock, when openStore fails.
+func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_ *Ledger, err error) {
+	fs, logger := opts.FS, opts.Logger
+	readOnly := opts.ReadOnly || mode.wlock == nil
 	dirFormat, err := readDirFormat(fs, dir)
 	if err != nil {
 		return nil, err
 	}
 	l := &Ledger{dir: dir, fs: fs, log: logger, proj: opts.Projectors, rules: opts.Rules, closed: make(chan struct{}),
-		hooks: opts.hooks, readOnly: opts.ReadOnly}
+		hooks: opts.hooks, readOnly: readOnly, locker: opts.Locker, wlock: mode.wlock, shared: mode.shared, copy: mode.copy}
 	l.pubCond = sync.NewCond(&l.pubMu)
 	l.bgErr = make(chan error, 1)
 	po := pebbleOptions(pebbleLogger{l: logger, onFatal: opts.OnFatal, record: &l.fatalMsg, corrupt: &l.corrupt, bgErr: l.bgErr})
 	po.FS = fs
-	po.ReadOnly = opts.ReadOnly
+	if readOnly {
+		// The store cannot change under this open (a read copy never
+		// does; the writer lock excludes writers), so Pebble's own LOCK
+		// file, which would keep every other process out, is not taken.
+		po.FS = noLockFS{fs}
+	}
+	po.ReadOnly = readOnly
 	po.ErrorIfNotExists = true
 	defer recoverFatal(&err)
-	l.db, err = pebble.Open(fs.PathJoin(dir, storeDir), po)
+	l.db, err = pebble.Open(mode.path, po)
 	if errors.Is(err, pebble.ErrDBDoesNotExist) {
 		if dirFormat == 0 {
 			return nil, fmt.Errorf("%s: %w", dir, ErrNotLedger)
@@ -273,13 +363,17 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
+		if mode.wlock == nil {
+			// Readers upgrade through a writer first (openReader).
+			return nil, fmt.Errorf("%s: the store is of an earlier format; open it for writing to upgrade it", dir)
+		}
 		if err := upgradeLegacy(dir, fs, logger); err != nil {
 			return nil, fmt.Errorf("%s: upgrade to format %d: %w", dir, FormatVersion, err)
 		}
 		if opts.ReadOnly && opts.Rules != nil {
 			w := opts
 			w.ReadOnly = false
-			wl, err := Open(dir, w)
+			wl, err := openStore(ctx, dir, w, mode)
 			if err != nil {
 				return nil, err
 			}
@@ -287,7 +381,7 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 				return nil, err
 			}
 		}
-		return Open(dir, opts)
+		return openStore(ctx, dir, opts, mode)
 	}
 	defer func() {
 		if err == nil {
@@ -306,6 +400,9 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		// The log's own metadata is unreadable: nothing can be checked
 		// or served but what the audit finds.
 		damage := &DamageError{Dir: dir, Reason: err.Error()}
+		if mode.copy != nil {
+			damage.Reason = fmt.Sprintf("read copy %s: %s", mode.copy.path, err)
+		}
 		if !opts.AllowDamaged {
 			return nil, damage
 		}
@@ -331,7 +428,7 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		return nil, fmt.Errorf("%s: %w: the %s format file is missing", dir, ErrNotLedger, formatFile)
 	case dirFormat > FormatVersion:
 		return nil, fmt.Errorf("%s: %w: %s says format %d, this binary reads up to %d", dir, ErrNewerFormat, formatFile, dirFormat, FormatVersion)
-	case dirFormat < FormatVersion && !opts.ReadOnly:
+	case dirFormat < FormatVersion && !readOnly:
 		// An upgrade stopped after the store's last step.
 		if err := writeFileDurable(fs, fs.PathJoin(dir, formatFile), encodeFormatFile(FormatVersion), 0o644); err != nil {
 			return nil, err
@@ -339,13 +436,22 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	}
 	l.format, l.origin = st.format, st.origin
 	l.stale.Store(st.rebuilding)
-	if err := l.loadKeys(opts.ReadOnly); err != nil {
+	if err := l.loadKeys(readOnly); err != nil {
 		return nil, err
 	}
 	if l.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20)); err != nil {
 		return nil, err
 	}
-	t, ext, err := l.check(st)
+	var ext extState
+	if mode.copy != nil {
+		ext, err = l.copyExtState(mode.copy, st)
+	} else {
+		ext, err = l.ckptLogState()
+	}
+	var t tip
+	if err == nil {
+		t, err = l.check(st, ext)
+	}
 	var damage *DamageError
 	if errors.As(err, &damage) {
 		if !opts.AllowDamaged {
@@ -358,11 +464,11 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.ReadOnly {
+	if readOnly {
 		l.publish(t, nil)
 		return l, nil
 	}
-	if l.ckpts, err = openCkptLog(fs, l.path(ckptLogFile), ext.end, ext.torn); err != nil {
+	if l.ckpts, err = openCkptLog(fs, l.path(ckptLogFile), ext.end, ext.torn, ext.rec.note); err != nil {
 		return nil, err
 	}
 	// Batches whose checkpoints did not reach the log (a crash between the
@@ -373,6 +479,7 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 			return nil, err
 		}
 	}
+	t.ckptOff = l.ckpts.last
 	if err := chmodOS(fs, dir, dirMode); err != nil {
 		_ = l.ckpts.close() // err is the error to report
 		return nil, err
@@ -397,7 +504,8 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	// upgrade) are rebuilt now, when the rules that derive them are here.
 	if l.stale.Load() && l.rules != nil {
 		logger.Warn("rebuilding the derived entries (chains, tasks, projections) from the log", "dir", dir, "events", t.size)
-		if err := l.Rebuild(context.Background(), nil); err != nil {
+		if err := l.Rebuild(ctx, nil); err != nil {
+			l.noCopy = true
 			_ = l.Close() // the failed rebuild is the error to report
 			return nil, fmt.Errorf("%s: rebuild the derived entries: %w", dir, err)
 		}
@@ -471,28 +579,40 @@ type extState struct {
 	torn bool
 }
 
-// check compares the store with the latest signed checkpoints: the one
-// the store keeps for its size and the last one in the checkpoint log. It
-// returns the log's tip and the checkpoint log's state, or a *DamageError.
-// It reads a few keys and O(log n) tree hashes, whatever the size.
-func (l *Ledger) check(st storedState) (_ tip, _ extState, err error) {
-	t := tip{size: st.size, lastT: st.lastT}
+// ckptLogState reads the checkpoint log's last record and where appending
+// resumes; an unreadable log is damage.
+func (l *Ledger) ckptLogState() (extState, error) {
 	var ext extState
-	damaged := func(format string, args ...any) (tip, extState, error) {
-		return t, ext, &DamageError{Dir: l.dir, Reason: fmt.Sprintf(format, args...)}
+	var err error
+	ext.rec, ext.end, ext.torn, err = lastCkptRecord(l.fs, l.path(ckptLogFile), l.openNote)
+	if err != nil {
+		return ext, &DamageError{Dir: l.dir, Reason: fmt.Sprintf("its checkpoint log is unreadable: %v", err)}
+	}
+	return ext, nil
+}
+
+// check compares the store with the signed checkpoints: the one the store
+// keeps for its size and ext's, the checkpoint log's last record (for a
+// read copy: the log's record of the copy's size). It returns the log's
+// tip, or a *DamageError. It reads a few keys and O(log n) tree hashes,
+// whatever the size.
+func (l *Ledger) check(st storedState, ext extState) (_ tip, err error) {
+	t := tip{size: st.size, lastT: st.lastT}
+	where := ""
+	if l.copy != nil {
+		where = fmt.Sprintf("read copy %s: ", l.copy.path)
+	}
+	damaged := func(format string, args ...any) (tip, error) {
+		return t, &DamageError{Dir: l.dir, Reason: where + fmt.Sprintf(format, args...)}
 	}
 	// A checksum failure met while checking is damage too: the ledger
 	// opens for diagnosis only.
 	defer func() {
 		var de *DamageError
 		if err != nil && errors.Is(err, ErrCorrupt) && !errors.As(err, &de) {
-			err = &DamageError{Dir: l.dir, Reason: err.Error()}
+			err = &DamageError{Dir: l.dir, Reason: where + err.Error()}
 		}
 	}()
-	ext.rec, ext.end, ext.torn, err = lastCkptRecord(l.fs, l.path(ckptLogFile), l.openNote)
-	if err != nil {
-		return damaged("its checkpoint log is unreadable: %v", err)
-	}
 	// The store's own latest checkpoint.
 	switch note, err := getCopy(l.db, checkpointKey(st.size)); {
 	case err == nil:
@@ -507,7 +627,7 @@ func (l *Ledger) check(st storedState) (_ tip, _ extState, err error) {
 	case errors.Is(err, ErrNotFound):
 		return damaged("no signed checkpoint is stored for its size %d", st.size)
 	default:
-		return t, ext, err
+		return t, err
 	}
 	if ext.rec.c.Size > st.size {
 		return damaged("the store holds %d events, but the ledger signed a checkpoint of size %d (root %s, last record of its checkpoint log): events it acknowledged are gone",
@@ -527,7 +647,7 @@ func (l *Ledger) check(st storedState) (_ tip, _ extState, err error) {
 	} {
 		first, last, err := edgeKeys(l.db, span.prefix)
 		if err != nil {
-			return t, ext, err
+			return t, err
 		}
 		switch {
 		case span.want == 0 && last != nil:
@@ -561,7 +681,7 @@ func (l *Ledger) check(st storedState) (_ tip, _ extState, err error) {
 		return damaged("its tree hashes give root %s for size %d, but the ledger signed %s for that size (checkpoint log)",
 			b64(root[:]), st.size, b64(ext.rec.c.Root[:]))
 	}
-	return t, ext, nil
+	return t, nil
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
@@ -598,7 +718,7 @@ func (l *Ledger) appendStoredCheckpoints(from int64) (err error) {
 		}
 		notes = append(notes, note)
 		if len(notes) == 1024 {
-			if err := l.ckpts.append(notes...); err != nil {
+			if _, err := l.ckpts.append(notes...); err != nil {
 				return err
 			}
 			notes = notes[:0]
@@ -610,7 +730,8 @@ func (l *Ledger) appendStoredCheckpoints(from int64) (err error) {
 	if len(notes) == 0 {
 		return nil
 	}
-	return l.ckpts.append(notes...)
+	_, err = l.ckpts.append(notes...)
+	return err
 }
 
 // LogKey reads the log key of the ledger in dir (to build a ledger that

@@ -227,6 +227,7 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 		return fmt.Errorf("rebuild: clear the derived entries: %w", err)
 	}
 	l.stale.Store(true)
+	l.nonLogChange.Store(true)
 	size := v.size
 	projs := make([]Projector, len(l.proj))
 	for i, p := range l.proj {

@@ -198,9 +198,11 @@ func (l *Ledger) makeDurable(f *inflight) (err error) {
 	if err := f.b.SyncWait(); err != nil {
 		return fmt.Errorf("%w: sync the store's write-ahead log: %v", ErrFailed, err)
 	}
-	if err := l.ckpts.append(f.tip.ckpt.note); err != nil {
+	off, err := l.ckpts.append(f.tip.ckpt.note)
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrFailed, err)
 	}
+	f.tip.ckptOff = off
 	return nil
 }
 

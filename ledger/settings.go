@@ -45,6 +45,7 @@ func (l *Ledger) SetSetting(name string, value []byte) error {
 	if err := validName(name, true); err != nil {
 		return err
 	}
+	l.nonLogChange.Store(true)
 	return l.db.Set(join(prefixSetting, []byte(name)), value, pebble.Sync)
 }
 

@@ -19,9 +19,12 @@ type view struct {
 	size  int64
 	lastT int64
 	ckpt  signedCheckpoint // the signed checkpoint for size
-	r     pebble.Reader    // snap, or the store itself when read-only
-	snap  *pebble.Snapshot // nil when read-only
-	refs  int              // guarded by Ledger.pubMu
+	// ckptOff is where ckpt's record starts in the checkpoint log (a
+	// writer's views only).
+	ckptOff int64
+	r       pebble.Reader    // snap, or the store itself when read-only
+	snap    *pebble.Snapshot // nil when read-only
+	refs    int              // guarded by Ledger.pubMu
 }
 
 // acquire returns the current view with a reference for the caller, who
@@ -55,7 +58,7 @@ func (l *Ledger) releaseView(v *view) {
 
 // publish makes t, read through snap, what readers see.
 func (l *Ledger) publish(t tip, snap *pebble.Snapshot) {
-	nv := &view{size: t.size, lastT: t.lastT, ckpt: t.ckpt, r: snap, snap: snap, refs: 1}
+	nv := &view{size: t.size, lastT: t.lastT, ckpt: t.ckpt, ckptOff: t.ckptOff, r: snap, snap: snap, refs: 1}
 	if snap == nil {
 		nv.r = l.db
 	}

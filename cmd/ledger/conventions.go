@@ -31,6 +31,7 @@ var exitCodes = []exitCode{
 	{exitRefused, "(append) some input was refused as a replay or conflict"},
 	{exitNotAccepted, "(scorecard) some ADR-035 acceptance criterion is not met"},
 	{exitDamaged, "the ledger is damaged or its stored data was altered: it serves no answer it cannot check"},
+	{exitBusy, "the ledger is busy: another process held it for longer than --wait (LEDGER_WAIT, default 5s; 0 does not wait); the message names the holder"},
 }
 
 // appDescription is the text of `ledger --help` below the usage line.
@@ -60,6 +61,7 @@ func globalFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "verbose", Usage: "log progress and library messages (Pebble's included) to stderr, and a panic's stack", EnvVars: []string{envVerbose}},
 		&cli.BoolFlag{Name: "no-progress", Usage: "no progress bars on stderr (they are shown only when stderr is a terminal)", EnvVars: []string{envNoProgress}},
 		&cli.BoolFlag{Name: "version", Usage: "print the version (as ledger version does) and exit"},
+		waitGlobalFlag(),
 	}
 }
 

@@ -28,6 +28,9 @@
 //	5  (append) some input was refused as a replay or conflict
 //	6  (scorecard) some ADR-035 acceptance criterion is not met
 //	7  the ledger is damaged or its stored data was altered
+//	8  the ledger is busy: another process held it for longer than --wait
+//	   (LEDGER_WAIT, default 5s; 0 does not wait); the message names the
+//	   holder from DIR/lock.info
 //
 // When inputs fail in several ways the lowest failure code is returned.
 package main

@@ -146,6 +146,11 @@ func importCommand(e *env) *cli.Command {
 				r = f
 			}
 			opts.Logger, opts.Projectors = e.log, ledgerProjectors()
+			wait, err := waitOf(c)
+			if err != nil {
+				return err
+			}
+			opts.Wait = wait
 			dir := c.String("dir")
 			bar := e.newImportProgress(path)
 			opts.Progress = bar.set

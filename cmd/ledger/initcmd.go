@@ -45,8 +45,16 @@ func initCommand(e *env) *cli.Command {
 				opts.Key = k
 			}
 			dir := c.String("dir")
+			wait, err := waitOf(c)
+			if err != nil {
+				return err
+			}
+			opts.Wait = wait
 			created := true
-			if err := ledger.Init(dir, opts); err != nil {
+			if err := ledger.InitContext(c.Context, dir, opts); err != nil {
+				if errors.Is(err, ledger.ErrBusy) {
+					return exitf(exitBusy, "init %s: %w", dir, err)
+				}
 				if !errors.Is(err, ledger.ErrExists) {
 					return exitf(exitInternal, "init %s: %w", dir, err)
 				}

@@ -167,6 +167,7 @@ func newApp(e *env) *cli.App {
 		},
 	}
 	setupCommands(app.Commands, "ledger")
+	addWaitFlags(app.Commands)
 	return app
 }
 
@@ -212,6 +213,9 @@ func runApp(ctx context.Context, app *cli.App, args []string, e *env) int {
 	}
 	if code == exitInternal && (errors.Is(err, ledger.ErrCorrupt) || errors.Is(err, ledger.ErrDamaged)) {
 		code = exitDamaged
+	}
+	if code == exitInternal && errors.Is(err, ledger.ErrBusy) {
+		code = exitBusy
 	}
 	if msg := err.Error(); msg != "" {
 		_, _ = fmt.Fprintf(stderr, "ledger: %s\n", oneLine(msg))

@@ -40,9 +40,16 @@ func openWith(c *cli.Context, e *env, opts ledger.Options) (*admit.Ledger, error
 	opts.Logger = e.log
 	opts.Projectors = ledgerProjectors()
 	opts.OnFatal = e.fatal
-	l, err := admit.Open(dir, opts)
+	wait, err := waitOf(c)
+	if err != nil {
+		return nil, err
+	}
+	opts.Wait = wait
+	l, err := admit.OpenContext(c.Context, dir, opts)
 	if err != nil {
 		switch {
+		case errors.Is(err, ledger.ErrBusy):
+			return nil, exitf(exitBusy, "%w", err)
 		case errors.Is(err, ledger.ErrNotLedger):
 			return nil, usageErrorf("%v (create one with: ledger init --dir %s)", err, dir)
 		case errors.Is(err, ledger.ErrDamaged):
@@ -57,6 +64,7 @@ func openWith(c *cli.Context, e *env, opts ledger.Options) (*admit.Ledger, error
 		// corruptions it meets in its own report.
 		e.opened = append(e.opened, l)
 	}
+	noteReadCopy(e, l.Ledger)
 	return l, nil
 }
 

@@ -82,7 +82,7 @@ func proveCommand(e *env) *cli.Command {
 				if err1 != nil || err2 != nil || oldSize < 0 || newSize < 1 || oldSize > newSize {
 					return usageErrorf("prove --consistency: want sizes 0 <= OLD <= NEW, NEW >= 1")
 				}
-				l, err := openLedger(c, e, false)
+				l, err := openLedger(c, e, true)
 				if err != nil {
 					return err
 				}
@@ -97,7 +97,7 @@ func proveCommand(e *env) *cli.Command {
 				if c.NArg() != 1 {
 					return usageErrorf("prove takes one SEQ or ID")
 				}
-				l, err := openLedger(c, e, false)
+				l, err := openLedger(c, e, true)
 				if err != nil {
 					return err
 				}

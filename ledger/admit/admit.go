@@ -34,10 +34,20 @@ type Ledger struct {
 }
 
 // Open opens the ledger in dir with the admission rules (Rules), in
-// addition to opts (whose Rules it sets).
+// addition to opts (whose Rules it sets): OpenContext without a context.
 func Open(dir string, opts ledger.Options) (*Ledger, error) {
+	return OpenContext(context.Background(), dir, opts)
+}
+
+// OpenContext opens the ledger in dir with the admission rules (Rules), in
+// addition to opts (whose Rules it sets). A write open waits for the
+// ledger's writer lock up to opts.Wait or ctx's deadline
+// (ledger.OpenContext); a read-only one reads a read copy when a writer
+// holds it. A read-only open of a ledger of an earlier format upgrades it
+// first, as a writer.
+func OpenContext(ctx context.Context, dir string, opts ledger.Options) (*Ledger, error) {
 	opts.Rules = Rules{}
-	l, err := ledger.Open(dir, opts)
+	l, err := ledger.OpenContext(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -43,6 +44,9 @@ type ImportOptions struct {
 	// Logger and Projectors configure the ledger built.
 	Logger     *slog.Logger
 	Projectors []ledger.Projector
+	// Wait is how long to wait for the writer lock of an existing target
+	// held by another process (ledger.Options.Wait).
+	Wait time.Duration
 	// Progress, when set, is called after each chunk with events imported.
 	Progress func(events int64)
 }
@@ -61,8 +65,13 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	switch _, serr := os.Stat(dir); {
 	case serr == nil:
 		// An existing, empty ledger: keep its identity and settings, and
-		// hold its lock until it is replaced.
-		if target, err = ledger.Open(dir, ledger.Options{ReadOnly: true, Logger: opts.Logger}); err != nil {
+		// hold its writer lock until it is replaced.
+		wl, err := ledger.LockWriter(ctx, dir, ledger.LockOptions{Wait: opts.Wait})
+		if err != nil {
+			return st, err
+		}
+		defer func() { _ = wl.Unlock() }() // after the target is closed (below): it only guarded the import
+		if target, err = ledger.OpenContext(ctx, dir, ledger.Options{ReadOnly: true, Logger: opts.Logger, Lock: wl}); err != nil {
 			return st, err
 		}
 		defer func() {
