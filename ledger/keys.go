@@ -32,7 +32,8 @@ var (
 
 // storePrefixes are the keyspaces the store owns; the rules' and the
 // projections' keys must not start with them.
-var storePrefixes = [][]byte{[]byte("meta/"), prefixLeaf, prefixDoc, prefixHash, prefixCkpt, prefixIdent, prefixDigest, prefixTime, prefixSetting}
+var storePrefixes = [][]byte{[]byte("meta/"), prefixLeaf, prefixDoc, prefixHash, prefixCkpt, prefixIdent, prefixDigest, prefixTime, prefixSetting,
+	prefixRefusal, prefixRefusalCount}
 
 // kindCodes give each kind a one-byte code in identity keys. Codes are part
 // of the store format: never renumber.

@@ -135,6 +135,8 @@ type Ledger struct {
 	wg     sync.WaitGroup
 	stale  atomic.Bool // an interrupted rebuild left the projections incomplete
 
+	refusalLimit atomic.Int64 // records the refusal journal keeps (refusals.go)
+
 	// seqMu is held while a batch is built and applied, and by Rebuild;
 	// next is the state after the last applied batch (which may not be
 	// durable yet: see the invariants in sequencer.go).
@@ -151,11 +153,12 @@ type Ledger struct {
 }
 
 // tip is the log's end: its size, the last event's arrival time and the
-// checkpoint signed for that size.
+// checkpoint signed for that size; and where the refusal journal stands.
 type tip struct {
-	size  int64
-	lastT int64
-	ckpt  signedCheckpoint
+	size    int64
+	lastT   int64
+	ckpt    signedCheckpoint
+	journal journalState
 }
 
 // signedCheckpoint is a checkpoint the ledger signed, with its parsed body.
