@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -42,6 +43,8 @@ var valueDecoders = []valueDecoder{
 	{"verifier", pVerifier, func(k, v []byte) (record, error) { return decodeVer(k, v) }},
 	{"rollback", pRollback, func(k, v []byte) (record, error) { return decodeRollback(k, v) }},
 	{"regression", pRegression, func(k, v []byte) (record, error) { return decodeRegression(k, v) }},
+	{"agent event", pAgentEvent, func(k, v []byte) (record, error) { return decodeKindRec(k, v) }},
+	{"subject event", pSubjectEvent, func(k, v []byte) (record, error) { return decodeKindRec(k, v) }},
 }
 
 func decoderOf(t *testing.T, name string) valueDecoder {
@@ -267,7 +270,43 @@ func queries(r Reader) map[string]error {
 	_, out["Rollbacks"] = Rollbacks(r, time.Time{}, time.Time{})
 	_, out["Regressions"] = Regressions(r, Day(math.MinInt32), Day(math.MaxInt32))
 	_, _, _, out["BundleDays"] = BundleDays(r)
+	// Every agent's and subject's events, alone, by kind and combined.
+	for _, p := range [][]byte{pAgentEvent, pSubjectEvent} {
+		for _, name := range selectionNames(r, p) {
+			sel := Selection{Agent: name}
+			if bytes.Equal(p, pSubjectEvent) {
+				sel = Selection{Subject: name, Agent: "ed25519:aa"}
+			}
+			q := fmt.Sprintf("Events %s %q", p, name)
+			out[q] = Events(r, sel, 0, 1<<40, func(int64) (bool, error) { return true, nil })
+			sel.Kinds = []codec.Kind{codec.KindVRF}
+			if err := Events(r, sel, 2, 5, func(int64) (bool, error) { return true, nil }); err != nil && out[q] == nil {
+				out[q] = err
+			}
+			if bytes.Equal(p, pSubjectEvent) {
+				sel = Selection{Subject: name}
+				if err := Events(r, sel, 0, 1<<40, func(int64) (bool, error) { return true, nil }); err != nil && out[q] == nil {
+					out[q] = err
+				}
+			}
+		}
+	}
 	return out
+}
+
+// selectionNames lists the names under an investigation keyspace (for
+// queries to visit each).
+func selectionNames(r Reader, p []byte) []string {
+	var names []string
+	_ = r.Range(p, prefixEnd(p), func(k, _ []byte) (bool, error) {
+		if len(k) >= len(p)+9 && k[len(k)-9] == 0 {
+			if n := string(k[len(p) : len(k)-9]); n != "" && (len(names) == 0 || names[len(names)-1] != n) {
+				names = append(names, n)
+			}
+		}
+		return true, nil
+	})
+	return names
 }
 
 // TestCorruptValuesSurface truncates each value of a projected sample

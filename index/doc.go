@@ -4,7 +4,11 @@
 // attestation history per system and per verifier key, and the per-day
 // witness-bundle rollups behind scorecards and trends (with per-bundle
 // records for the partial days at a window's edges, rollback records and
-// regression entries).
+// regression entries), and the investigation keyspaces: every event
+// under each agent acting in it and under its subject (select.go: who the
+// agents of each kind are; Events and Selection answer "everything agent X
+// did" without scanning the log, and plug into ledger.Query as a
+// Selector).
 //
 // Index is a ledger.Projector: every projection is written in the same
 // Pebble batch as the event it comes from, under the x/ keyspace

@@ -110,7 +110,8 @@ func FuzzKeys(f *testing.F) {
 }
 
 // keyspaces are the prefixes a FuzzQueries input picks from.
-var keyspaces = [][]byte{pAgent, pAgentDay, pAgentTask, pSigner, pSignerDay, pTier, pSystem, pVerifier, pRollup, pBundle, pRollback, pTask, pRegression, pTaskBundle}
+var keyspaces = [][]byte{pAgent, pAgentDay, pAgentTask, pSigner, pSignerDay, pTier, pSystem, pVerifier, pRollup, pBundle, pRollback, pTask, pRegression, pTaskBundle,
+	pAgentEvent, pSubjectEvent}
 
 // storeOf reads a FuzzQueries input: entries of a keyspace byte, a key
 // length byte, the key after the keyspace's prefix, a value length byte

@@ -27,7 +27,20 @@ var (
 	pTask       = []byte("x/task/")        // <task>                    task state (regressions)
 	pTaskBundle = []byte("x/task-bundle/") // <task>                    the task's latest bundle: policy, mode
 	pRegression = []byte("x/regression/")  // <day><task>               first solved ns
+	// The investigation keyspaces (select.go): every event under each
+	// agent acting in it and under its subject, value its kind.
+	pAgentEvent   = []byte("x/agent-event/")   // <agent>\0<seq>         kind
+	pSubjectEvent = []byte("x/subject-event/") // <subject>\0<seq>       kind
 )
+
+// DerivedVersion is the version of the projections' layout
+// (ledger.Versioned): 2 added x/agent-event/ and x/subject-event/. A
+// ledger whose projections were written by another version rebuilds them
+// on its next write open.
+const DerivedVersion = 2
+
+// DerivedVersion implements ledger.Versioned.
+func (*Index) DerivedVersion() int { return DerivedVersion }
 
 // Index is the ledger's projections; it implements ledger.Projector.
 type Index struct{}
@@ -39,7 +52,9 @@ func New() *Index { return &Index{} }
 func (*Index) Name() string { return "index" }
 
 // Begin implements ledger.Projector.
-func (*Index) Begin() ledger.ProjectionBatch { return &batch{cache: map[string]record{}} }
+func (*Index) Begin() ledger.ProjectionBatch {
+	return &batch{cache: map[string]record{}, blind: map[string][]byte{}}
+}
 
 // record is a projection value held in a batch's cache.
 type record interface{ encode() []byte }
@@ -56,6 +71,9 @@ func (r rawRecord) encode() []byte { return r }
 // and written once, in Flush.
 type batch struct {
 	cache map[string]record
+	// blind are keys written and never read (the investigation
+	// keyspaces): a rebuild keeps them out of its filter of written keys.
+	blind map[string][]byte
 	// Decoded attributes of the event being projected, kept to reuse
 	// their memory.
 	receipt     attrs.Receipt
@@ -118,6 +136,9 @@ func (b *batch) rep(w ledger.Writer, key []byte) (*repAgg, error) {
 
 // Flush implements ledger.ProjectionBatch: every touched key, in key order.
 func (b *batch) Flush(w ledger.Writer) error {
+	if err := b.flushBlind(w); err != nil {
+		return err
+	}
 	keys := make([]string, 0, len(b.cache))
 	for k := range b.cache {
 		keys = append(keys, k)
@@ -132,10 +153,27 @@ func (b *batch) Flush(w ledger.Writer) error {
 	return nil
 }
 
+// flushBlind writes the blind keys, in key order.
+func (b *batch) flushBlind(w ledger.Writer) error {
+	keys := make([]string, 0, len(b.blind))
+	for k := range b.blind {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := w.Set([]byte(k), b.blind[k]); err != nil {
+			return err
+		}
+	}
+	clear(b.blind)
+	return nil
+}
+
 // Project implements ledger.ProjectionBatch. It decodes the event's
 // attributes strictly (package attrs) and fails, naming the event and the
 // field, when they do not decode, rather than project zeros.
 func (b *batch) Project(w ledger.Writer, ev *ledger.Event) error {
+	b.projectSelection(ev)
 	var err error
 	switch ev.Kind {
 	case codec.KindVRF:

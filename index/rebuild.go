@@ -26,7 +26,7 @@ type rebuilding struct {
 func (*rebuilding) Name() string { return "index" }
 
 func (r *rebuilding) Begin() ledger.ProjectionBatch {
-	return &rebuildBatch{batch: &batch{cache: map[string]record{}}, written: r.written}
+	return &rebuildBatch{batch: &batch{cache: map[string]record{}, blind: map[string][]byte{}}, written: r.written}
 }
 
 // rebuildBatch is a batch whose reads and writes go through the filter.
@@ -40,6 +40,11 @@ func (b *rebuildBatch) Project(w ledger.Writer, ev *ledger.Event) error {
 }
 
 func (b *rebuildBatch) Flush(w ledger.Writer) error {
+	// Keys never read need not be in the filter (they would only raise
+	// its false positives).
+	if err := b.batch.flushBlind(w); err != nil {
+		return err
+	}
 	return b.batch.Flush(filteredWriter{w, b.written})
 }
 

@@ -154,7 +154,8 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 	}
 	// Every kind of projection is there.
 	kinds := map[string]int{}
-	all := [][]byte{pAgent, pAgentDay, pAgentTask, pSigner, pSignerDay, pTier, pSystem, pVerifier, pRollup, pBundle, pRollback, pTask, pTaskBundle, pRegression}
+	all := [][]byte{pAgent, pAgentDay, pAgentTask, pSigner, pSignerDay, pTier, pSystem, pVerifier, pRollup, pBundle, pRollback, pTask, pTaskBundle, pRegression,
+		pAgentEvent, pSubjectEvent}
 	for _, k := range keys {
 		for _, p := range all {
 			if strings.HasPrefix(k, string(p)) {

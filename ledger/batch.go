@@ -28,6 +28,8 @@ type batchBuilder struct {
 	ident  map[string]identValue // identity entries written in the batch
 	rb     RuleBatch
 	pbs    []ProjectionBatch
+	// refused are the batch's refusals for the journal.
+	refused []refusal
 }
 
 // storeReader is the Reader the Rules get: the store's applied state.
@@ -50,8 +52,25 @@ func (s storeReader) Last(prefix []byte) (k, v []byte, err error) {
 	return bytes.Clone(it.Key()), bytes.Clone(it.Value()), nil
 }
 
-// add decides one entry and, when it is admitted, writes its event.
+// add decides one entry and, when it is admitted, writes its event; a
+// refusal is kept for the journal (unless the caller retries it).
 func (bb *batchBuilder) add(e *Entry) (Outcome, error) {
+	o, err := bb.decide(e)
+	if err == nil && o.Status != StatusAppended && !(e.RetryWaiting && o.Waiting != "") {
+		bb.refused = append(bb.refused, refusal{e: e, o: o})
+	}
+	return o, err
+}
+
+// decide decides one entry and, when it is admitted, writes its event.
+func (bb *batchBuilder) decide(e *Entry) (Outcome, error) {
+	if e.Refused != nil {
+		o := *e.Refused
+		if o.Status == StatusAppended {
+			return o, fmt.Errorf("entry %s: refused with status %q", e.Name, o.Status)
+		}
+		return o, nil
+	}
 	o := Outcome{Name: e.Name, Kind: e.Kind, ID: e.ID, Seq: -1, Status: StatusRejected}
 	k := identKey(e.Kind, e.ID)
 	iv, found := bb.ident[string(k)]
@@ -258,34 +277,47 @@ func (l *Ledger) commitBatch(reqs []*appendRequest) (f *inflight) {
 			r.outcomes[i] = o
 		}
 	}
-	if bb.size == t.size {
+	if bb.size == t.size && len(bb.refused) == 0 {
 		_ = b.Close() // releases memory; fails only for a batch closed twice
 		b = nil
-		return f // nothing to write: every entry was refused (invariant 6)
+		return f // nothing to write (invariant 6)
 	}
-	if err := l.flushProjections(batchWriter{l.db, b}, bb.pbs); err != nil {
-		f.err = err
-		return f
+	next := t
+	if len(bb.refused) > 0 {
+		js, err := l.journal(b, t.journal, bb.refused)
+		if err != nil {
+			f.err = err
+			return f
+		}
+		next.journal = js
 	}
-	size := bb.size
-	root, err := tlog.TreeHash(size, hashReader{r: l.db, pending: bb.hashes})
-	if err != nil {
-		f.err = fmt.Errorf("tree hash: %w", err)
-		return f
-	}
-	c := proof.Checkpoint{Origin: l.origin, Size: size, Root: root}
-	note, err := l.sign(c)
-	if err != nil {
-		f.err = err
-		return f
-	}
-	if err := errors.Join(
-		b.Set(checkpointKey(size), note, nil),
-		b.Set(keySize, u64(uint64(size)), nil),
-		b.Set(keyLastTime, u64(uint64(bb.lastT)), nil),
-	); err != nil {
-		f.err = fmt.Errorf("build batch: %w", err)
-		return f
+	if bb.size > t.size {
+		if err := l.flushProjections(batchWriter{l.db, b}, bb.pbs); err != nil {
+			f.err = err
+			return f
+		}
+		size := bb.size
+		root, err := tlog.TreeHash(size, hashReader{r: l.db, pending: bb.hashes})
+		if err != nil {
+			f.err = fmt.Errorf("tree hash: %w", err)
+			return f
+		}
+		c := proof.Checkpoint{Origin: l.origin, Size: size, Root: root}
+		note, err := l.sign(c)
+		if err != nil {
+			f.err = err
+			return f
+		}
+		if err := errors.Join(
+			b.Set(checkpointKey(size), note, nil),
+			b.Set(keySize, u64(uint64(size)), nil),
+			b.Set(keyLastTime, u64(uint64(bb.lastT)), nil),
+		); err != nil {
+			f.err = fmt.Errorf("build batch: %w", err)
+			return f
+		}
+		next.size, next.lastT, next.ckpt = size, bb.lastT, signedCheckpoint{note: note, c: c}
+		f.events = true
 	}
 	if err := l.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		// Whether any of the batch reached the WAL is unknown.
@@ -294,7 +326,10 @@ func (l *Ledger) commitBatch(reqs []*appendRequest) (f *inflight) {
 		return f
 	}
 	f.b, f.snap = b, l.db.NewSnapshot()
-	l.next = tip{size: size, lastT: bb.lastT, ckpt: signedCheckpoint{note: note, c: c}}
+	if len(bb.refused) > 0 {
+		l.nonLogChange.Store(true) // the journal changed: a new read copy shows it
+	}
+	l.next = next
 	f.tip = l.next
 	return f
 }

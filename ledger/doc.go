@@ -12,7 +12,15 @@
 // It owns the on-disk format (docs/FORMAT.md), identity (replay and
 // conflict detection), the log key, settings and secrets storage, and the
 // directory's concurrency between processes: the writer lock (lock.go)
-// and the read copies readers beside a writer read (copies.go). It knows
+// and the read copies readers beside a writer read (copies.go); the
+// refusal journal (refusals.go): every refused entry is recorded, with
+// the agent and submitter its caller names, in the batch that refused it,
+// bounded to the newest records, with per-agent counts by reason; it is
+// not evidence (no leaf, no projection, no audit). It records which
+// versions of the Rules' and Projectors' layouts the derived entries are
+// complete for (derived.go) and rebuilds those of an older layout. Log
+// queries can be narrowed by an index's Selector; FindPrefix finds events
+// by a prefix of their identity or digest. It knows
 // nothing of what documents say: admission (decoding, trust, receipt
 // chains, task histories) is package ledger/admit, plugged in as Rules run
 // in sequence order; the registries of keys and policies are package

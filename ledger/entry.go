@@ -30,6 +30,20 @@ type Entry struct {
 	// Facts are the Rules' own facts about the document, from preparation
 	// (for a receipt: its agent, the receipt it continues, its position).
 	Facts any
+	// Refused, when not nil, is admission's refusal of the entry before
+	// sequencing (it could not be decoded, verified or trusted, or it is a
+	// byte-identical copy of a durable event): the store appends nothing
+	// for it and returns this outcome, recording it in the refusal journal
+	// with the batch, like the refusals it decides itself.
+	Refused *Outcome
+	// Agent and Submitter are what the refusal journal records of the
+	// entry if it is refused: the agent the document speaks for, as far as
+	// admission knows it, and who offered it (for example "cli:alice").
+	Agent, Submitter string
+	// RetryWaiting says that the caller tries the entry again when the
+	// Rules refuse it as waiting for an identity (Refusal.Waiting): such a
+	// refusal is provisional and not journaled.
+	RetryWaiting bool
 
 	idx    int // position in the caller's slice
 	digest [32]byte

@@ -12,7 +12,7 @@ import (
 // starts with a keyspace named for what it holds and a slash; integers in
 // keys are 8-byte big-endian so that they sort numerically. The store owns
 // the keyspaces below; the admission rules own theirs (Rules.Entries:
-// chain/, next/, task/ in package admit) and the projections theirs
+// chain/, next/, task/, agent-chain/ in package admit) and the projections theirs
 // (ProjectionPrefix).
 var (
 	keyFormat     = []byte("meta/format")     // uvarint store format version
@@ -32,7 +32,8 @@ var (
 
 // storePrefixes are the keyspaces the store owns; the rules' and the
 // projections' keys must not start with them.
-var storePrefixes = [][]byte{[]byte("meta/"), prefixLeaf, prefixDoc, prefixHash, prefixCkpt, prefixIdent, prefixDigest, prefixTime, prefixSetting}
+var storePrefixes = [][]byte{[]byte("meta/"), prefixLeaf, prefixDoc, prefixHash, prefixCkpt, prefixIdent, prefixDigest, prefixTime, prefixSetting,
+	prefixRefusal, prefixRefusalCount}
 
 // kindCodes give each kind a one-byte code in identity keys. Codes are part
 // of the store format: never renumber.

@@ -178,6 +178,8 @@ type Ledger struct {
 	noCopy       bool        // Close makes no read copy (a failed open)
 	signerMu     sync.Mutex  // a read-only ledger loads its signer on demand
 
+	refusalLimit atomic.Int64 // records the refusal journal keeps (refusals.go)
+
 	// seqMu is held while a batch is built and applied, and by Rebuild;
 	// next is the state after the last applied batch (which may not be
 	// durable yet: see the invariants in sequencer.go).
@@ -194,12 +196,13 @@ type Ledger struct {
 }
 
 // tip is the log's end: its size, the last event's arrival time and the
-// checkpoint signed for that size.
+// checkpoint signed for that size; and where the refusal journal stands.
 type tip struct {
 	size    int64
 	lastT   int64
 	ckpt    signedCheckpoint
 	ckptOff int64 // where ckpt's record starts in the checkpoint log, once durable
+	journal journalState
 }
 
 // signedCheckpoint is a checkpoint the ledger signed, with its parsed body.

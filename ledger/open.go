@@ -436,6 +436,15 @@ func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_
 	}
 	l.format, l.origin = st.format, st.origin
 	l.stale.Store(st.rebuilding)
+	// Derived entries of components this binary versions differently (a
+	// projection added since they were written) are out of date.
+	outdated, rewrite, err := l.derivedState()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if outdated && st.size > 0 {
+		l.stale.Store(true)
+	}
 	if err := l.loadKeys(readOnly); err != nil {
 		return nil, err
 	}
@@ -464,9 +473,15 @@ func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_
 	if err != nil {
 		return nil, err
 	}
+	if err := l.loadRefusalLimit(); err != nil {
+		return nil, err
+	}
 	if readOnly {
 		l.publish(t, nil)
 		return l, nil
+	}
+	if t.journal, err = readJournalState(l.db); err != nil {
+		return nil, fmt.Errorf("refusal journal: %w", err)
 	}
 	if l.ckpts, err = openCkptLog(fs, l.path(ckptLogFile), ext.end, ext.torn, ext.rec.note); err != nil {
 		return nil, err
@@ -501,13 +516,21 @@ func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_
 	go l.sequence()
 	go l.syncWait()
 	// Derived entries left incomplete (an interrupted rebuild, or an
-	// upgrade) are rebuilt now, when the rules that derive them are here.
-	if l.stale.Load() && l.rules != nil {
+	// upgrade) are rebuilt now, when the rules that derive them are here;
+	// so are entries out of date.
+	if l.stale.Load() && (l.rules != nil || !st.rebuilding) {
 		logger.Warn("rebuilding the derived entries (chains, tasks, projections) from the log", "dir", dir, "events", t.size)
 		if err := l.Rebuild(ctx, nil); err != nil {
 			l.noCopy = true
 			_ = l.Close() // the failed rebuild is the error to report
 			return nil, fmt.Errorf("%s: rebuild the derived entries: %w", dir, err)
+		}
+	} else if !l.stale.Load() && (outdated || rewrite) {
+		// Nothing derived yet (an empty log), or components dropped: the
+		// record names what the entries are complete for.
+		if err := l.writeDerived(); err != nil {
+			_ = l.Close() // the failed write is the error to report
+			return nil, fmt.Errorf("%s: record the derived entries' versions: %w", dir, err)
 		}
 	}
 	return l, nil

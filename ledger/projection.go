@@ -12,9 +12,11 @@ import (
 )
 
 // ErrStale: the derived entries (the rules' keyspaces and the
-// projections) are incomplete, because a rebuild was interrupted; they
-// must be rebuilt (Rebuild) before they are read or extended.
-var ErrStale = errors.New("the derived entries are incomplete (a rebuild was interrupted); rebuild them")
+// projections) are incomplete, because a rebuild was interrupted or
+// because they were written without a component (or an older version of
+// one) this ledger was opened with (Versioned); they must be rebuilt
+// (Rebuild) before they are read or extended.
+var ErrStale = errors.New("the derived entries are incomplete (a rebuild was interrupted, or they were written by an earlier version); rebuild them")
 
 // Projector derives index entries from events. For every batch the
 // sequencer calls Begin, then Project for each appended event in order, then
@@ -253,7 +255,7 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 		}
 		opt := pebble.NoSync
 		if last {
-			if err := b.Delete(keyRebuilding, nil); err != nil {
+			if err := errors.Join(b.Delete(keyRebuilding, nil), l.setDerived(b)); err != nil {
 				return err
 			}
 			opt = pebble.Sync

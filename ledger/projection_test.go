@@ -192,3 +192,102 @@ func TestZstdPayloadStillReads(t *testing.T) {
 		t.Errorf("new payload codec %d, want raw", v[0])
 	}
 }
+
+// versionedCount is countProjector with a layout version.
+type versionedCount struct {
+	countProjector
+	v int
+}
+
+func (p versionedCount) DerivedVersion() int { return p.v }
+
+// TestDerivedVersions: derived entries written without a component, or
+// by another version of it, are out of date: a read-only open reports
+// them stale, a write open rebuilds them (and records the versions); an
+// empty ledger needs no rebuild; a write open without a component drops
+// it from the record, so the next open with it rebuilds.
+func TestDerivedVersions(t *testing.T) {
+	fail := false
+	count := func(v int) Options {
+		return Options{Projectors: []Projector{versionedCount{countProjector{fail: &fail}, v}}}
+	}
+	counted := func(l *Ledger) uint64 {
+		t.Helper()
+		v, err := getCopy(l.db, countKey)
+		if errors.Is(err, ErrNotFound) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return binary.BigEndian.Uint64(v)
+	}
+	dir := t.TempDir()
+	if err := Init(dir, InitOptions{Origin: "derived.test", Key: testKey(3)}); err != nil {
+		t.Fatal(err)
+	}
+	open := func(opts Options, readOnly bool) *Ledger {
+		t.Helper()
+		opts.ReadOnly = readOnly
+		l, err := Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	closeL := func(l *Ledger) {
+		t.Helper()
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An empty ledger: nothing derived yet, nothing stale.
+	l := open(count(1), true)
+	if l.Stale() {
+		t.Error("an empty ledger opened read-only is stale")
+	}
+	closeL(l)
+	// Events appended without the projector.
+	l = open(Options{}, false)
+	appendRaw(t, l, 0, 3)
+	closeL(l)
+	for _, tc := range []struct {
+		name     string
+		opts     Options
+		readOnly bool
+		stale    bool
+		count    uint64 // the projection after the open
+	}{
+		{"read-only with a new projector", count(1), true, true, 0},
+		{"write open rebuilds", count(1), false, false, 3},
+		{"read-only, same version", count(1), true, false, 3},
+		{"read-only, newer version", count(2), true, true, 3},
+		{"write open, newer version", count(2), false, false, 3},
+		{"write open without it", Options{}, false, false, 3},
+		{"read-only with it again", count(2), true, true, 3},
+		{"write open with it again", count(2), false, false, 3},
+	} {
+		l := open(tc.opts, tc.readOnly)
+		if l.Stale() != tc.stale {
+			t.Errorf("%s: stale %v, want %v", tc.name, l.Stale(), tc.stale)
+		}
+		if got := counted(l); got != tc.count {
+			t.Errorf("%s: count %d, want %d", tc.name, got, tc.count)
+		}
+		closeL(l)
+	}
+	// An event appended without the projector is counted once a write
+	// open with it rebuilds.
+	l = open(Options{}, false)
+	appendRaw(t, l, 3, 1)
+	closeL(l)
+	if l = open(count(2), true); !l.Stale() {
+		t.Error("the projection missed an event but is not stale")
+	}
+	closeL(l)
+	l = open(count(2), false)
+	if l.Stale() || counted(l) != 4 {
+		t.Errorf("after the write open: stale %v, count %d, want 4", l.Stale(), counted(l))
+	}
+	closeL(l)
+}

@@ -96,13 +96,22 @@ func ParseKind(s string) (codec.Kind, error) {
 }
 
 // Query selects events of the log: appended in [Since, Until) (zero ends
-// are open), of one Kind (empty: every kind), at most Limit of them (0:
-// all).
+// are open), of one Kind (empty: every kind), among those Select yields
+// (nil: every event), at most Limit of them (0: all).
 type Query struct {
 	Since, Until time.Time
 	Kind         codec.Kind
 	Limit        int
+	// Select, when set, narrows the query to the events an index selects
+	// (package index: the events of an agent, of a subject, of a task), so
+	// that the log is not scanned: Log reads only the events it yields.
+	Select Selector
 }
+
+// Selector yields, in increasing order, the sequence numbers in [from,
+// to) of the events it selects, reading them from r (a projection's
+// keyspace), until fn returns false or an error.
+type Selector func(r *Snapshot, from, to int64, fn func(seq int64) (bool, error)) error
 
 // Validate checks the query as Log would.
 func (q Query) Validate() error {
@@ -120,10 +129,16 @@ func (q Query) Validate() error {
 
 // Log calls fn for each event q selects, in log order, until fn returns
 // false or an error. It starts at the first event appended at Since (the
-// time index) and stops at the first appended at Until.
+// time index) and stops at the first appended at Until. With Select it
+// reads only the events the selector yields between those two, through
+// one snapshot; the selector reads derived entries, so it fails with
+// ErrStale while they are incomplete.
 func (l *Ledger) Log(ctx context.Context, q Query, fn func(*Event) (bool, error)) error {
 	if err := q.Validate(); err != nil {
 		return err
+	}
+	if q.Select != nil {
+		return l.logSelected(ctx, q, fn)
 	}
 	var from int64
 	if !q.Since.IsZero() {
@@ -136,6 +151,57 @@ func (l *Ledger) Log(ctx context.Context, q Query, fn func(*Event) (bool, error)
 	return l.ScanContext(ctx, from, false, func(ev *Event) (bool, error) {
 		if !q.Until.IsZero() && !ev.AppendedAt.Before(q.Until) {
 			return false, nil
+		}
+		if q.Kind != "" && ev.Kind != q.Kind {
+			return true, nil
+		}
+		more, err := fn(ev)
+		if err != nil || !more {
+			return false, err
+		}
+		n++
+		return q.Limit == 0 || n < q.Limit, nil
+	})
+}
+
+// logSelected is Log with a selector.
+func (l *Ledger) logSelected(ctx context.Context, q Query, fn func(*Event) (bool, error)) error {
+	s := l.Snapshot()
+	defer s.Close()
+	if s.v == nil {
+		return s.closedErr()
+	}
+	if l.Stale() {
+		return ErrStale
+	}
+	from, to := int64(0), s.v.size
+	var err error
+	if !q.Since.IsZero() {
+		if from, err = firstAt(s.v, q.Since); err != nil {
+			return err
+		}
+	}
+	if !q.Until.IsZero() {
+		if to, err = firstAt(s.v, q.Until); err != nil {
+			return err
+		}
+	}
+	if from >= to {
+		return nil
+	}
+	n := 0
+	last := from - 1
+	return q.Select(s, from, to, func(seq int64) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if seq <= last || seq >= to {
+			return false, fmt.Errorf("selector yielded event %d after %d, outside [%d, %d) or out of order", seq, last, from, to)
+		}
+		last = seq
+		ev, _, err := l.eventAt(s.v, seq, false)
+		if err != nil {
+			return false, err
 		}
 		if q.Kind != "" && ev.Kind != q.Kind {
 			return true, nil

@@ -3,12 +3,17 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/proofledger/ledger/proof"
 	"runtime"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/proofledger/ledger/proof"
 
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -408,6 +413,11 @@ func (l *Ledger) FirstAt(t time.Time) (seq int64, err error) {
 		return 0, err
 	}
 	defer l.releaseView(v)
+	return firstAt(v, t)
+}
+
+// firstAt is FirstAt in v.
+func firstAt(v *view, t time.Time) (seq int64, err error) {
 	it, err := viewIter(v, timeKey(t.UnixNano(), 0), prefixEnd(prefixTime))
 	if err != nil {
 		return 0, err
@@ -515,4 +525,142 @@ func (l *Ledger) checkpointAt(v *view, n int64) ([]byte, proof.Checkpoint, error
 	}
 	note, err := l.sign(c)
 	return note, c, err
+}
+
+// MinPrefix is the shortest prefix of a document identity or digest
+// FindPrefix takes.
+const MinPrefix = 8
+
+// ErrShortPrefix: a prefix shorter than MinPrefix characters.
+var ErrShortPrefix = errors.New("prefix too short")
+
+// PrefixMatch is an event whose document identity or digest starts with
+// a prefix.
+type PrefixMatch struct {
+	Seq    int64
+	Kind   codec.Kind
+	ID     string
+	Digest [32]byte
+}
+
+// FindPrefix returns, by sequence number, the durable events whose
+// document identity (of any kind) or digest starts with prefix: a digest
+// prefix is hex, in either case, with or without "sha256:", and counts its
+// hex digits. At most max matches are returned (max < 1 means 10); more
+// says there were others. A prefix shorter than MinPrefix is an error
+// wrapping ErrShortPrefix. It reads the identity and digest indexes, never
+// the log.
+func (l *Ledger) FindPrefix(prefix string, max int) (matches []PrefixMatch, more bool, err error) {
+	if max < 1 {
+		max = 10
+	}
+	hexPart, isHex := digestPrefix(prefix)
+	n := len(prefix)
+	if isHex && !idLike(prefix) {
+		n = len(hexPart) // "sha256:" and its hex digits
+	}
+	if n < MinPrefix {
+		return nil, false, fmt.Errorf("%w: %.80q has %d characters, want at least %d", ErrShortPrefix, prefix, n, MinPrefix)
+	}
+	v, err := l.acquire()
+	if err != nil {
+		return nil, false, err
+	}
+	defer l.releaseView(v)
+	found := map[int64]PrefixMatch{}
+	scan := func(lower, upper []byte, match func(k, val []byte) (PrefixMatch, error)) (err error) {
+		it, err := viewIter(v, lower, upper)
+		if err != nil {
+			return err
+		}
+		defer closeIter(it, &err)
+		n := 0
+		for ok := it.First(); ok && n <= max; ok = it.Next() {
+			m, err := match(it.Key(), it.Value())
+			if err != nil {
+				return err
+			}
+			if m.Seq >= v.size {
+				continue
+			}
+			found[m.Seq] = m
+			n++
+		}
+		return storeErr(it.Error())
+	}
+	for _, kind := range lookupOrder {
+		p := identKey(kind, prefix)
+		err := scan(p, prefixEnd(p), func(k, val []byte) (PrefixMatch, error) {
+			iv, err := decodeIdent(k, val)
+			if err != nil {
+				return PrefixMatch{}, err
+			}
+			return PrefixMatch{Seq: iv.seq, Kind: kind, ID: string(k[len(prefixIdent)+1:]), Digest: iv.digest}, nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	if isHex && len(hexPart) >= MinPrefix {
+		lower, upper := digestRange(hexPart)
+		err := scan(lower, upper, func(k, val []byte) (PrefixMatch, error) {
+			if len(k) != len(prefixDigest)+32 {
+				return PrefixMatch{}, fmt.Errorf("%w: %s: digest key of %d bytes", ErrCorrupt, keyName(k), len(k))
+			}
+			seq, kind, id, err := decodeDigest(k, val)
+			m := PrefixMatch{Seq: seq, Kind: kind, ID: id}
+			copy(m.Digest[:], k[len(prefixDigest):])
+			return m, err
+		})
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	for _, m := range found {
+		matches = append(matches, m)
+	}
+	sort.Slice(matches, func(i, j int) bool { return matches[i].Seq < matches[j].Seq })
+	if len(matches) > max {
+		return matches[:max], true, nil
+	}
+	return matches, false, nil
+}
+
+// digestPrefix returns the hex digits of a digest prefix ("sha256:" cut,
+// lower case) and whether prefix is one.
+func digestPrefix(prefix string) (string, bool) {
+	h := prefix
+	if len(h) >= 7 && strings.EqualFold(h[:7], "sha256:") {
+		h = h[7:]
+	}
+	if h == "" || len(h) > 64 {
+		return "", false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return "", false
+		}
+	}
+	return strings.ToLower(h), true
+}
+
+// idLike reports whether a prefix is taken as an identity's prefix alone:
+// it does not start with "sha256:".
+func idLike(prefix string) bool {
+	return !(len(prefix) >= 7 && strings.EqualFold(prefix[:7], "sha256:"))
+}
+
+// digestRange is the range of digest/ keys whose digest starts with the
+// lowercase hex digits h.
+func digestRange(h string) (lower, upper []byte) {
+	even := h[:len(h)/2*2]
+	b, _ := hex.DecodeString(even) // h is hex
+	lower = join(prefixDigest, b)
+	if len(h)%2 == 0 {
+		return lower, prefixEnd(lower)
+	}
+	nib, _ := strconv.ParseUint(h[len(h)-1:], 16, 8)
+	lower = append(lower, byte(nib<<4))
+	return lower, prefixEnd(append(bytes.Clone(lower[:len(lower)-1]), byte(nib<<4|0x0f)))
 }

@@ -32,9 +32,15 @@ package ledger
 //     with their roots (ErrDamaged), so a lost tail is never re-signed with
 //     other events. A checkpoint for an older size is signed on demand only
 //     when that tree is proven consistent with the published one (read.go).
-//  6. A request that writes nothing (every document refused) is still
-//     answered through the syncer, after the batches before it: no answer
-//     (a replay of an event still being synced) overtakes a durable write.
+//  6. Refusals are written too: each batch records its refusals in the
+//     refusal journal (refusals.go), in the same Pebble batch as its
+//     events, so that a refusal is acknowledged only once it is as durable
+//     as they are. A batch that refuses everything writes only journal
+//     records: it is synced and published like any other (the log's size
+//     and checkpoint do not change, and nothing goes to the checkpoint
+//     log). A request that writes nothing at all is still answered
+//     through the syncer, after the batches before it: no answer (a
+//     replay of an event still being synced) overtakes a durable write.
 //  7. A batch that fails before it is applied (an admission read, a
 //     projection, the signature) fails its requests and changes nothing:
 //     the sequencer's state is only advanced once a batch is applied.
@@ -117,8 +123,11 @@ type inflight struct {
 	b    *pebble.Batch    // nil when the requests wrote nothing
 	snap *pebble.Snapshot // the store right after b was applied
 	tip  tip              // the log's end once b is durable
-	reqs []*appendRequest
-	err  error
+	// events: b appends events (and signs a checkpoint); a batch of
+	// refusals alone signs nothing.
+	events bool
+	reqs   []*appendRequest
+	err    error
 }
 
 // sequence is the single goroutine that orders appends (invariant 1).
@@ -197,6 +206,9 @@ func (l *Ledger) makeDurable(f *inflight) (err error) {
 	}
 	if err := f.b.SyncWait(); err != nil {
 		return fmt.Errorf("%w: sync the store's write-ahead log: %v", ErrFailed, err)
+	}
+	if !f.events {
+		return nil
 	}
 	off, err := l.ckpts.append(f.tip.ckpt.note)
 	if err != nil {

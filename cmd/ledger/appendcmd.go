@@ -50,6 +50,7 @@ func readTrustedSigners(path string) (map[string]bool, error) {
 func runAppend(c *cli.Context, e *env) error {
 	var opts admit.Options
 	opts.AllowUnsigned = c.Bool("allow-unsigned")
+	opts.Submitter = submitter()
 	for _, p := range c.StringSlice("hmac-key-file") {
 		k, err := keys.LoadHMACKey(p)
 		if err != nil {

@@ -52,6 +52,7 @@ func jsonShapes() map[string]jsonShape {
 		"policy list":  {policyJSON{}, "one object per policy"},
 		"rebuild":      {rebuildJSON{}, "one object"},
 		"audit":        {auditJSON{}, "one object"},
+		"refusals":     {refusalJSON{}, "one object per record, oldest first"},
 		"version":      {versionJSON{}, "one object"},
 	}
 }

@@ -160,6 +160,7 @@ func TestUsageErrors(t *testing.T) {
 		"policy add":   {{args: with("policy", "add"), mention: "FILE"}, {args: with("policy", "add", "a", "b"), mention: "FILE"}},
 		"policy list":  {{args: with("policy", "list", "x"), mention: "no arguments"}},
 		"rebuild":      {{args: with("rebuild", "x"), mention: "no arguments"}},
+		"refusals":     {{args: with("refusals", "x"), mention: "no arguments"}, {args: with("refusals", "--reason", "boredom"), mention: "boredom"}, {args: with("refusals", "--keep", "-1"), mention: "--keep"}, {args: with("refusals", "--keep", "5", "--json"), mention: "--json"}, {args: with("refusals", "--since", "soon"), mention: "--since"}},
 		"audit":        {{args: with("audit", "x"), mention: "no arguments"}, {args: with("audit", "--max-problems", "lots"), mention: "max-problems"}},
 		"version":      {{args: []string{"version", "x"}, mention: "no arguments"}},
 		"completion":   {{args: []string{"completion"}, mention: "bash"}, {args: []string{"completion", "bash", "zsh"}, mention: "bash"}, {args: []string{"completion", "tcsh"}, mention: "tcsh"}},

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -85,20 +84,6 @@ func parseWindow(c *cli.Context, now time.Time) (since, until time.Time, err err
 		return since, until, usageErrorf("--since/--until: %v", err)
 	}
 	return since, until, nil
-}
-
-// resolveEvent finds an event by sequence number or document identity.
-func resolveEvent(l *admit.Ledger, ref string) (*ledger.Event, error) {
-	if n, err := strconv.ParseInt(ref, 10, 64); err == nil && n >= 0 && len(ref) < 19 {
-		ev, err := l.Event(n, false)
-		if err == nil {
-			return ev, nil
-		}
-		if !errors.Is(err, ledger.ErrNotFound) {
-			return nil, err
-		}
-	}
-	return l.Lookup(ref)
 }
 
 func fileExists(p string) bool {

@@ -55,7 +55,10 @@ func proveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "prove",
 		Usage:     "write an inclusion proof (C2SP tlog-proof) or, with --consistency, a consistency proof",
-		ArgsUsage: "SEQ|ID  |  --consistency OLD NEW",
+		ArgsUsage: "SEQ|ID|TASK_UUID|PREFIX  |  --consistency OLD NEW",
+		Description: "The event is named by its sequence number, its document id, a task UUID (the task's latest witness\n" +
+			"bundle) or a prefix of at least 8 characters of a document id or digest (sha256:… or bare hex) that\n" +
+			"names one document; an ambiguous prefix lists up to 10 candidates on stderr (exit 2).",
 		Flags: []cli.Flag{
 			dirFlag(),
 			&cli.Int64Flag{Name: "size", Usage: "prove against the tree of this size (default: the latest)"},
@@ -102,12 +105,12 @@ func proveCommand(e *env) *cli.Command {
 					return err
 				}
 				defer closeLedger(l)
-				ev, err := resolveEvent(l, c.Args().First())
+				ev, err := resolveArg(e, l, c.Args().First())
 				if errors.Is(err, ledger.ErrNotFound) {
 					return usageErrorf("%s: no such event or document in the ledger", c.Args().First())
 				}
 				if err != nil {
-					return exitf(exitInternal, "%w", err)
+					return err
 				}
 				p, err := l.ProveInclusion(ev.Seq, c.Int64("size"))
 				if err != nil {

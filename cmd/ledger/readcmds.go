@@ -72,7 +72,10 @@ func getCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "get",
 		Usage:     "show one event, or with --raw write its original document bytes",
-		ArgsUsage: "SEQ|ID",
+		ArgsUsage: "SEQ|ID|TASK_UUID|PREFIX",
+		Description: "The event is named by its sequence number, its document id, a task UUID (the task's latest witness\n" +
+			"bundle) or a prefix of at least 8 characters of a document id or digest (sha256:… or bare hex) that\n" +
+			"names one document; an ambiguous prefix lists up to 10 candidates on stderr (exit 2).",
 		Flags: []cli.Flag{
 			dirFlag(),
 			&cli.BoolFlag{Name: "raw", Usage: "write the document's original bytes, byte for byte"},
@@ -87,12 +90,12 @@ func getCommand(e *env) *cli.Command {
 				return err
 			}
 			defer closeLedger(l)
-			ev, err := resolveEvent(l, c.Args().First())
+			ev, err := resolveArg(e, l, c.Args().First())
 			if errors.Is(err, ledger.ErrNotFound) {
 				return exitf(exitUsage, "%s: no such event or document in the ledger", c.Args().First())
 			}
 			if err != nil {
-				return exitf(exitInternal, "%w", err)
+				return err
 			}
 			if c.Bool("raw") {
 				// The document, checked against its leaf, and the leaf
@@ -140,14 +143,21 @@ func logCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "log",
 		Usage: "list events in log order",
-		Flags: []cli.Flag{
+		Description: "Filters combine. --agent, --subject and --task read the investigation indexes (x/agent-event/,\n" +
+			"x/subject-event/), not the whole log: \"everything agent X did\" is `ledger log --agent X`.\n" +
+			"An agent acts in a receipt as its agent (agent_id, else the chain's agent, else its signer) or as its\n" +
+			"signer (the verifier); in an attestation as its signer (the replicator); in a bundle or rollback as\n" +
+			"its signer (the harness's key: bundles name no agent, select them by --task). A subject is what an\n" +
+			"event is about: a receipt's agent, an attestation's or specification's system, a bundle's task.\n" +
+			"Text: seq, appended_at, kind, id, subject. --json: one object per event per line (as get --json).",
+		Flags: append([]cli.Flag{
 			dirFlag(),
 			&cli.StringFlag{Name: "since", Usage: "only events appended at or after T (date, RFC 3339, or 24h/7d/2w back)"},
 			&cli.StringFlag{Name: "until", Usage: "only events appended before T"},
 			&cli.StringFlag{Name: "kind", Usage: "only events of kind K (vrf, avir-attestation, avir-spec, rvww, rollback)"},
 			&cli.IntFlag{Name: "limit", Usage: "at most N events (0: all)"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line"},
-		},
+		}, selectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usageErrorf("log takes no arguments")
@@ -165,6 +175,13 @@ func logCommand(e *env) *cli.Command {
 			if err := q.Validate(); err != nil {
 				return usageErrorf("%v", err)
 			}
+			sel, err := selection(c)
+			if err != nil {
+				return err
+			}
+			if sel != nil {
+				q.Select = sel.Selector()
+			}
 			l, err := openLedger(c, e, true)
 			if err != nil {
 				return err
@@ -178,7 +195,7 @@ func logCommand(e *env) *cli.Command {
 				return true, nil
 			})
 			if err != nil {
-				return exitf(exitInternal, "%w", err)
+				return staleErr(err)
 			}
 			return nil
 		},
@@ -188,10 +205,26 @@ func logCommand(e *env) *cli.Command {
 func chainCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "chain",
-		Usage:     "print a receipt chain, or a task's history, oldest first",
-		ArgsUsage: "RECEIPT_ID | TASK_UUID | BUNDLE_ID",
-		Flags:     []cli.Flag{dirFlag(), &cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line"}},
+		Usage:     "print a receipt chain, or a task's history, oldest first; with --agent, every receipt chain of an agent",
+		ArgsUsage: "RECEIPT_ID | TASK_UUID | BUNDLE_ID | --agent ID",
+		Description: "With --agent: every receipt chain whose receipts speak for the agent, each from its first receipt\n" +
+			"to its latest, the chains in the order their first receipts were appended. Text: a line \"chain <first\n" +
+			"receipt id>\" before each chain's receipts; --json: one object per receipt per line (as get --json)\n" +
+			"with \"chain\": the id of its chain's first receipt.",
+		Flags: []cli.Flag{dirFlag(), &cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line"},
+			&cli.StringFlag{Name: "agent", Usage: "print every receipt chain of agent ID instead"}},
 		Action: func(c *cli.Context) error {
+			if c.IsSet("agent") {
+				if c.NArg() != 0 || c.String("agent") == "" {
+					return usageErrorf("chain --agent takes an agent id and no other argument")
+				}
+				l, err := openLedger(c, e, true)
+				if err != nil {
+					return err
+				}
+				defer closeLedger(l)
+				return agentChains(c, e, l, c.String("agent"))
+			}
 			if c.NArg() != 1 {
 				return usageErrorf("chain takes one receipt id, task id or bundle id")
 			}
@@ -226,11 +259,7 @@ func chainCommand(e *env) *cli.Command {
 					}
 					continue
 				}
-				pos := ""
-				if ev.Position >= 0 {
-					pos = fmt.Sprintf("  position %d", ev.Position)
-				}
-				_, _ = fmt.Fprintf(e.stdout, "%6d  %s  %s  %s%s\n", ev.Seq, formatTime(ev.Time), ev.Kind, ev.ID, pos)
+				writeChainLine(e, ev)
 			}
 			return nil
 		},

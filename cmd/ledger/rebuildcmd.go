@@ -33,7 +33,8 @@ func rebuildCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "rebuild",
 		Usage: "drop every projection and recompute it from the log",
-		Description: "Deletes the projections (reputation, systems, scorecard rollups, regressions: the x/ keyspace)\n" +
+		Description: "Deletes the projections (reputation, systems, scorecard rollups, regressions, the investigation\n" +
+			"indexes: the x/ keyspace; never the refusal journal)\n" +
 			"and recomputes them from the events' leaves, in log order. The result is identical, key for key,\n" +
 			"to what appends maintained incrementally. Appends wait while it runs; an interrupted rebuild\n" +
 			"leaves the projections marked incomplete, and queries refuse them until a rebuild completes.\n" +

@@ -25,7 +25,10 @@ func reputationCommand(e *env) *cli.Command {
 			"pass, passed/total for partial, 0 for fail (error receipts judge the verifier and are not\n" +
 			"weighed), halving every 30 days, with a prior of 3 observations at 0.67. Confidence grows\n" +
 			"with the decayed number of observations (0.5 at 10). --since counts receipts of T's UTC day\n" +
-			"and later; the task-type breakdown is always all-time. Scores are evaluated at --at.",
+			"and later; the task-type breakdown is always all-time. Scores are evaluated at --at.\n" +
+			"The page of one agent also shows its refused appends (replays, conflicts and other reasons), all\n" +
+			"time, from the refusal journal's counters: they are not derived from the log (see ledger refusals);\n" +
+			"--json has them as \"refusal_journal\": {\"replay\": N, \"conflict\": N, ...}, on ranking lines too.",
 		Flags: []cli.Flag{
 			dirFlag(),
 			sinceFlag("receipts timed"),
@@ -81,7 +84,11 @@ func reputationCommand(e *env) *cli.Command {
 			}
 			if c.Bool("json") {
 				for i, r := range reps {
-					if err := writeJSONLine(e.stdout, toRepJSON(what, i+1, r, at)); err != nil {
+					j := toRepJSON(what, i+1, r, at)
+					if j.RefusalJournal, err = journalCounts(snap, r.Subject); err != nil {
+						return exitf(exitInternal, "%w", err)
+					}
+					if err := writeJSONLine(e.stdout, j); err != nil {
 						return err
 					}
 				}
@@ -112,6 +119,9 @@ type repJSON struct {
 	LastSeen  string    `json:"last_seen,omitempty"`
 	At        string    `json:"at,omitempty"`
 	TaskTypes []repJSON `json:"task_types,omitempty"`
+	// RefusalJournal is what the refusal journal counted of the agent's
+	// (or signer's) refused appends, by reason: not derived from the log.
+	RefusalJournal refusalCounts `json:"refusal_journal,omitempty"`
 }
 
 func toRepJSON(what string, rank int, r index.Reputation, at time.Time) repJSON {
@@ -156,9 +166,14 @@ func showReputation(e *env, snap *ledger.Snapshot, what, subject string, since, 
 	if err != nil {
 		return exitf(exitInternal, "%w", err)
 	}
+	refused, err := journalCounts(snap, subject)
+	if err != nil {
+		return exitf(exitInternal, "%w", err)
+	}
 	if asJSON {
 		j := toRepJSON(what, 0, rep, at)
 		j.At = formatTime(at)
+		j.RefusalJournal = refused
 		for _, t := range types {
 			j.TaskTypes = append(j.TaskTypes, toRepJSON("task_type", 0, t, at))
 		}
@@ -177,6 +192,7 @@ func showReputation(e *env, snap *ledger.Snapshot, what, subject string, since, 
 	if !since.IsZero() {
 		rows = append(rows, []string{"counted", "receipts of " + since.Format("2006-01-02") + " (UTC) and later"})
 	}
+	rows = append(rows, []string{"refused", refused.String() + " (all time, from the refusal journal, not derived from the log)"})
 	printTable(w, "", nil, rows, nil)
 	if len(types) > 0 {
 		_, _ = fmt.Fprintln(w, "\ntask types (all time)")

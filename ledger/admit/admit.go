@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -92,6 +93,15 @@ type Options struct {
 	// TrustedSigners, when not nil, restricts Ed25519-signed documents to
 	// these signers ("ed25519:<hex>").
 	TrustedSigners map[string]bool
+	// Submitter names who offers the documents, for the refusal journal
+	// (the command line sets "cli:" and the user name; a server, the name
+	// of the caller's token).
+	Submitter string
+
+	// retryWaiting: the caller (AppendStream) retries receipts refused
+	// because the receipt they continue is not in the ledger yet, so
+	// those refusals are not journaled.
+	retryWaiting bool
 }
 
 // candidate is a decoded, verified submission on its way to the store.
@@ -129,6 +139,7 @@ func (l *Ledger) Append(ctx context.Context, subs []Submission, opts Options) ([
 	// Decoding and verifying is the costly, stateless part: spread it over
 	// the cores, keeping the caller's order.
 	prepared := make([]*candidate, len(subs))
+	refusedAgent := make([]string, len(subs)) // the journal's agent of a document refused in preparation
 	workers := min(runtime.GOMAXPROCS(0), len(subs))
 	var wg sync.WaitGroup
 	var next atomic.Int64
@@ -148,7 +159,7 @@ func (l *Ledger) Append(ctx context.Context, subs []Submission, opts Options) ([
 					return // Append reports ctx.Err()
 				}
 				var err error
-				prepared[i], out[i], err = l.prepare(i, subs[i], iopts, opts, now)
+				prepared[i], out[i], refusedAgent[i], err = l.prepare(i, subs[i], iopts, opts, now)
 				<-l.prep
 				if err != nil {
 					failed.CompareAndSwap(nil, &err)
@@ -163,25 +174,32 @@ func (l *Ledger) Append(ctx context.Context, subs []Submission, opts Options) ([
 	if p := failed.Load(); p != nil {
 		return nil, *p
 	}
-	var cands []*candidate
-	for _, c := range prepared {
-		if c != nil {
-			cands = append(cands, c)
+	// Every submission goes to the store: the refused ones only to be
+	// recorded in the refusal journal, in the same durable batch as the
+	// others (refused in the caller's order, then the candidates in chain
+	// order).
+	var refused, cands []*candidate
+	for i, c := range prepared {
+		if c == nil {
+			o := out[i]
+			c = &candidate{idx: i, entry: &ledger.Entry{Name: subs[i].Name, Kind: o.Kind, ID: o.ID, Data: subs[i].Data,
+				Arrival: subs[i].Arrival, Refused: &out[i], Agent: refusedAgent[i], Submitter: opts.Submitter}}
+			refused = append(refused, c)
+			continue
 		}
+		c.entry.Submitter, c.entry.RetryWaiting = opts.Submitter, opts.retryWaiting
+		cands = append(cands, c)
 	}
-	if len(cands) == 0 {
-		return out, nil
-	}
-	cands = chainOrder(cands)
-	entries := make([]*ledger.Entry, len(cands))
-	for i, c := range cands {
+	all := append(refused, chainOrder(cands)...)
+	entries := make([]*ledger.Entry, len(all))
+	for i, c := range all {
 		entries[i] = c.entry
 	}
 	res, err := l.Ledger.Append(ctx, entries)
 	if err != nil {
 		return nil, err
 	}
-	for i, c := range cands {
+	for i, c := range all {
 		out[c.idx] = res[i]
 	}
 	return out, nil
@@ -206,42 +224,50 @@ func (l *Ledger) AppendWithRetry(ctx context.Context, subs []Submission, opts Op
 }
 
 // prepare decodes and verifies one submission and applies the trust rules
-// that need no log order. A refusal is an Outcome and a nil candidate;
-// the error is the store's own failure.
-func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Options, now time.Time) (*candidate, ledger.Outcome, error) {
+// that need no log order. A refusal is an Outcome, a nil candidate and
+// the agent the refusal journal names; the error is the store's own
+// failure.
+func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Options, now time.Time) (*candidate, ledger.Outcome, string, error) {
 	o := ledger.Outcome{Name: s.Name, Status: ledger.StatusRejected, Seq: -1}
 	// A byte-identical copy of a stored document is a replay whatever the
 	// trust settings: one point lookup in the durable log, no decoding.
 	if seq, kind, id, found, err := l.LookupDigest(sha256.Sum256(s.Data)); err != nil {
-		return nil, o, err
+		return nil, o, "", err
 	} else if found {
 		o.Kind, o.ID, o.Seq = kind, id, seq
 		o.Status = ledger.StatusReplay
 		o.Reason = fmt.Sprintf("already in the ledger as event %d", seq)
-		return nil, o, nil
+		// The copy speaks for whom the original does.
+		ev, err := l.Event(seq, false)
+		if err != nil {
+			return nil, o, "", err
+		}
+		return nil, o, JournalAgent(&ev.Leaf), nil
 	}
 	res := l.ins.Inspect(s.Data, iopts)
 	o.Kind, o.ID = res.Kind, res.ID
+	// A document refused here is not attributed to the agent it names:
+	// that claim was not verified, or not by a signer the ledger trusts.
 	switch res.Status {
 	case inspect.Malformed:
 		o.Class, o.Findings = ledger.RejectMalformed, res.Findings
 		o.Reason = findingsReason(res.Findings)
-		return nil, o, nil
+		return nil, o, "", nil
 	case inspect.Invalid:
 		o.Class, o.Findings = ledger.RejectInvalid, res.Findings
 		o.Reason = findingsReason(res.Findings)
-		return nil, o, nil
+		return nil, o, "", nil
 	}
 	signedKind := res.Kind != codec.KindAVIRSpec // specifications carry no signature
 	if signedKind && !res.Signed && !opts.AllowUnsigned {
 		o.Class = ledger.RejectTrust
 		o.Reason = "unsigned document (the ledger admits unsigned documents only when told to)"
-		return nil, o, nil
+		return nil, o, "", nil
 	}
 	if res.Signed && opts.TrustedSigners != nil && strings.HasPrefix(res.Signer, "ed25519:") && !opts.TrustedSigners[res.Signer] {
 		o.Class = ledger.RejectTrust
 		o.Reason = fmt.Sprintf("signer %s is not in the trusted signers", res.Signer)
-		return nil, o, nil
+		return nil, o, "", nil
 	}
 	if res.Bundle != nil && res.Signed {
 		// A bundle's signer is its key's fingerprint, not the key's local
@@ -268,7 +294,57 @@ func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Option
 	case res.Rollback != nil:
 		f.task = res.Rollback.TaskID
 	}
-	return &candidate{idx: i, entry: e, facts: f}, o, nil
+	agent, err := l.candidateAgent(e, f)
+	if err != nil {
+		return nil, o, "", err
+	}
+	e.Agent = agent
+	return &candidate{idx: i, entry: e, facts: f}, o, "", nil
+}
+
+// JournalAgent is the agent the refusal journal names for a copy of the
+// event whose leaf is l: a receipt's agent (its subject), else the
+// document's signer (an attestation's replicator, a bundle's or a
+// rollback's harness key); "" for a specification.
+func JournalAgent(l *proof.Leaf) string {
+	if l.Kind == codec.KindVRF {
+		return l.Subject
+	}
+	return l.Signer
+}
+
+// candidateAgent is the agent the refusal journal names if a verified,
+// trusted document is refused in sequence: what its leaf would say
+// (JournalAgent), as far as it is known before sequencing. A receipt
+// without agent_id that continues a receipt speaks for that receipt's
+// agent (one point lookup of the durable chain entry; "" when the
+// predecessor is not durable yet).
+func (l *Ledger) candidateAgent(e *ledger.Entry, f *facts) (string, error) {
+	if e.Kind != codec.KindVRF {
+		return e.Leaf.Signer, nil
+	}
+	switch {
+	case f.agent != "":
+		return f.agent, nil
+	case f.prev != "":
+		s := l.Snapshot()
+		defer s.Close()
+		k := chainKey(f.prev)
+		v, err := s.Get(k)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		c, err := decodeChain(k, v)
+		return c.agent, err
+	case f.position >= 0:
+		return e.ID, nil
+	case e.Leaf.Signer != "":
+		return e.Leaf.Signer, nil
+	}
+	return e.ID, nil
 }
 
 func findingsReason(fs []codec.Finding) string {

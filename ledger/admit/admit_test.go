@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -172,8 +174,10 @@ func TestExportImportReproducesRoot(t *testing.T) {
 
 // TestRefusalsLeaveStoreUnchanged appends a valid base, then offers one
 // document per refusal reason (replay detection, chains and tasks, trust)
-// and checks each is refused with its reason and leaves every key of the
-// store as it was.
+// and checks each is refused with its reason, leaves every key of the
+// store outside the refusal journal as it was, and adds one journal
+// record (reason, identity, digest, agent, submitter) and one count to
+// its agent's counter for that reason.
 func TestRefusalsLeaveStoreUnchanged(t *testing.T) {
 	ctx := context.Background()
 	l := newLedger(t, ledger.Options{})
@@ -194,6 +198,7 @@ func TestRefusalsLeaveStoreUnchanged(t *testing.T) {
 	if out[1].Seq != 0 || out[0].Seq != 1 {
 		t.Errorf("chain order: r0 at %d, r1 at %d; want 0 and 1", out[1].Seq, out[0].Seq)
 	}
+	bundleSigner := out[2].Event.Signer
 	unsignedBundleKey := keys.HMACKey{Name: "wrong", Secret: []byte("not the key")}
 
 	for _, tc := range []struct {
@@ -203,24 +208,34 @@ func TestRefusalsLeaveStoreUnchanged(t *testing.T) {
 		status ledger.Status
 		class  string
 		reason string
+		// what the journal records: the reason code, the agent, and the
+		// event a replay or conflict collided with (-1: none)
+		code  string
+		agent string
+		event int64
 	}{
-		{"replay", r0, Options{}, ledger.StatusReplay, "", "already in the ledger"},
-		{"conflict", []byte(strings.Replace(string(r0), "{\n", "{\n  ", 1)), Options{}, ledger.StatusConflict, "", "different document"},
-		{"previous missing", receipt(t, signer, 102, "agent-a", uuid4(999), 2), Options{}, ledger.StatusRejected, ledger.RejectLink, "is not in the ledger"},
-		{"position skip", receipt(t, signer, 103, "agent-a", uuid4(101), 5), Options{}, ledger.StatusRejected, ledger.RejectLink, "chain_position: 5, want 2"},
-		{"agent mismatch", receipt(t, signer, 104, "agent-b", uuid4(101), 2), Options{}, ledger.StatusRejected, ledger.RejectLink, "a chain speaks for one agent"},
-		{"fork", receipt(t, other, 105, "", uuid4(100), 1), Options{}, ledger.StatusRejected, ledger.RejectLink, "cannot fork"},
-		{"unsigned", receipt(t, nil, 106, "agent-c", "", -1), Options{}, ledger.StatusRejected, ledger.RejectTrust, "unsigned"},
-		{"untrusted signer", receipt(t, other, 107, "agent-c", "", -1), Options{TrustedSigners: map[string]bool{keys.SignerID(signer.Public().(ed25519.PublicKey)): true}}, ledger.StatusRejected, ledger.RejectTrust, "not in the trusted signers"},
-		{"bundle no known key", readFile(t, "../../testdata/rvww/valid_solved_approved_signed.rvww"), Options{}, ledger.StatusRejected, ledger.RejectInvalid, "no HMAC key"},
-		{"replay needs no key", readFile(t, filepath.Join(vectors, "rvww/01_solved_autonomous_signed.rvww")), Options{}, ledger.StatusReplay, "", "already in the ledger as event 2"},
-		{"bundle wrong key", readFile(t, filepath.Join("../../testdata/rvww/valid_failed_approved_signed.rvww")), Options{HMACKeys: []keys.HMACKey{unsignedBundleKey}}, ledger.StatusRejected, ledger.RejectInvalid, "matches none of the 1 supplied keys"},
-		{"malformed", []byte(`{"vrf_version": "1.0", "receipt_id": `), Options{}, ledger.StatusRejected, ledger.RejectMalformed, ""},
-		{"invalid", readFile(t, filepath.Join(vectors, "vrf/90_tampered_verdict.json")), Options{}, ledger.StatusRejected, ledger.RejectInvalid, "content_hash"},
+		{"replay", r0, Options{}, ledger.StatusReplay, "", "already in the ledger", "replay", "agent-a", 0},
+		{"conflict", []byte(strings.Replace(string(r0), "{\n", "{\n  ", 1)), Options{}, ledger.StatusConflict, "", "different document", "conflict", "agent-a", 0},
+		{"previous missing", receipt(t, signer, 102, "agent-a", uuid4(999), 2), Options{}, ledger.StatusRejected, ledger.RejectLink, "is not in the ledger", "link", "agent-a", -1},
+		{"position skip", receipt(t, signer, 103, "agent-a", uuid4(101), 5), Options{}, ledger.StatusRejected, ledger.RejectLink, "chain_position: 5, want 2", "link", "agent-a", -1},
+		{"agent mismatch", receipt(t, signer, 104, "agent-b", uuid4(101), 2), Options{}, ledger.StatusRejected, ledger.RejectLink, "a chain speaks for one agent", "link", "agent-b", -1},
+		{"fork", receipt(t, other, 105, "", uuid4(100), 1), Options{}, ledger.StatusRejected, ledger.RejectLink, "cannot fork", "link", "agent-a", -1},
+		{"unsigned", receipt(t, nil, 106, "agent-c", "", -1), Options{}, ledger.StatusRejected, ledger.RejectTrust, "unsigned", "trust", "", -1},
+		{"untrusted signer", receipt(t, other, 107, "agent-c", "", -1), Options{TrustedSigners: map[string]bool{keys.SignerID(signer.Public().(ed25519.PublicKey)): true}}, ledger.StatusRejected, ledger.RejectTrust, "not in the trusted signers", "trust", "", -1},
+		{"bundle no known key", readFile(t, "../../testdata/rvww/valid_solved_approved_signed.rvww"), Options{}, ledger.StatusRejected, ledger.RejectInvalid, "no HMAC key", "invalid", "", -1},
+		{"replay needs no key", readFile(t, filepath.Join(vectors, "rvww/01_solved_autonomous_signed.rvww")), Options{}, ledger.StatusReplay, "", "already in the ledger as event 2", "replay", bundleSigner, 2},
+		{"bundle wrong key", readFile(t, filepath.Join("../../testdata/rvww/valid_failed_approved_signed.rvww")), Options{HMACKeys: []keys.HMACKey{unsignedBundleKey}}, ledger.StatusRejected, ledger.RejectInvalid, "matches none of the 1 supplied keys", "invalid", "", -1},
+		{"malformed", []byte(`{"vrf_version": "1.0", "receipt_id": `), Options{}, ledger.StatusRejected, ledger.RejectMalformed, "", "malformed", "", -1},
+		{"invalid", readFile(t, filepath.Join(vectors, "vrf/90_tampered_verdict.json")), Options{}, ledger.StatusRejected, ledger.RejectInvalid, "content_hash", "invalid", "", -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := dump(t, &l)
-			out, err := l.Append(ctx, []Submission{{Name: tc.name, Data: tc.data}}, tc.opts)
+			counts, err := l.RefusalCounts(tc.agent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.opts.Submitter = "test:" + tc.name
+			out, err := l.Append(ctx, []Submission{{Name: tc.name, Data: tc.data, Arrival: testEpoch}}, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,8 +243,44 @@ func TestRefusalsLeaveStoreUnchanged(t *testing.T) {
 			if o.Status != tc.status || o.Class != tc.class || !strings.Contains(o.Reason, tc.reason) {
 				t.Errorf("outcome = %s/%s %q, want %s/%s containing %q", o.Status, o.Class, o.Reason, tc.status, tc.class, tc.reason)
 			}
-			if diff := ledgertest.Diff(before, dump(t, &l)); diff != "" {
-				t.Errorf("store changed: %s", diff)
+			after := dump(t, &l)
+			added := 0
+			for k := range after {
+				if _, ok := before[k]; !ok && strings.HasPrefix(k, "refusal/") {
+					added++
+				}
+			}
+			if added != 1 {
+				t.Errorf("%d journal records added, want 1", added)
+			}
+			for _, m := range []map[string]string{before, after} {
+				for k := range m {
+					if strings.HasPrefix(k, "refusal/") || strings.HasPrefix(k, "refusal-count/") {
+						delete(m, k)
+					}
+				}
+			}
+			if diff := ledgertest.Diff(before, after); diff != "" {
+				t.Errorf("store changed outside the refusal journal: %s", diff)
+			}
+			var last *ledger.RefusalRecord
+			if err := l.Refusals(ctx, ledger.RefusalQuery{}, func(r *ledger.RefusalRecord) (bool, error) { last = r; return true, nil }); err != nil {
+				t.Fatal(err)
+			}
+			if last == nil {
+				t.Fatal("no journal record")
+			}
+			want := ledger.RefusalRecord{N: last.N, Time: testEpoch, Kind: o.Kind, ID: o.ID, Digest: sha256.Sum256(tc.data), Status: tc.status,
+				Class: tc.class, Reason: tc.code, Detail: o.Reason, Agent: tc.agent, Submitter: "test:" + tc.name, Event: tc.event}
+			if !reflect.DeepEqual(*last, want) {
+				t.Errorf("journal record\n%+v, want\n%+v", *last, want)
+			}
+			now, err := l.RefusalCounts(tc.agent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if now[tc.code] != counts[tc.code]+1 {
+				t.Errorf("agent %q's %s count %d, want %d", tc.agent, tc.code, now[tc.code], counts[tc.code]+1)
 			}
 		})
 	}

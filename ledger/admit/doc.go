@@ -6,9 +6,15 @@
 // order: a receipt must continue its predecessor (once, at the next
 // position, for the same agent) and a bundle or rollback links to its
 // task's latest event. Rules.Entries is the one description of the keys
-// those rules keep (chain/, next/, task/), for the writer, the audit and a
+// those rules keep (chain/, next/, task/, and agent-chain/: the first
+// receipt of each of an agent's chains), for the writer, the audit and a
 // rebuild. It also streams large appends (AppendStream), imports archives
-// atomically (Import) and answers chain and task-history questions.
+// atomically (Import), answers chain, agent-chain and task-history
+// questions, resolves what `get` and `prove` take (Resolve: a sequence
+// number, an id, a task UUID, a unique id or digest prefix), and names the
+// agent a refused document is attributed to in the store's refusal
+// journal (only documents that verified and were trusted are attributed;
+// Options.Submitter names who offered them).
 //
 // It must not open the store's Pebble database or know its key layout
 // beyond its own keyspaces; it reads and writes through package ledger.

@@ -1,6 +1,7 @@
 package admit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -51,28 +52,104 @@ func (l *Ledger) Chain(id string) ([]*ledger.Event, error) {
 	for i := len(back) - 1; i >= 0; i-- {
 		out = append(out, back[i])
 	}
+	err = forward(context.Background(), s, ev, func(ev *ledger.Event) (bool, error) {
+		out = append(out, ev)
+		return true, nil
+	})
+	return out, err
+}
+
+// forward calls fn with the receipts that continue ev, in chain order,
+// along the successor entries (next/).
+func forward(ctx context.Context, s *ledger.Snapshot, ev *ledger.Event, fn func(*ledger.Event) (bool, error)) error {
 	for cur := ev; ; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		nk := nextKey(cur.ID)
 		v, err := s.Get(nk)
 		if errors.Is(err, ledger.ErrNotFound) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		succ, err := decodeSeq(nk, v)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if succ <= cur.Seq || succ >= s.Size() {
-			return nil, fmt.Errorf("%w: receipt %s's successor entry names event %d", ledger.ErrCorrupt, cur.ID, succ)
+			return fmt.Errorf("%w: receipt %s's successor entry names event %d", ledger.ErrCorrupt, cur.ID, succ)
 		}
 		if cur, err = s.Event(succ, false); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, cur)
+		if more, err := fn(cur); err != nil || !more {
+			return err
+		}
 	}
-	return out, nil
+}
+
+// ChainEvent is one receipt of one of an agent's chains (AgentChains).
+type ChainEvent struct {
+	// Chain numbers the agent's chains from 0, in the order their first
+	// receipts were appended; First is the id of the chain's first receipt.
+	Chain int
+	First string
+	*ledger.Event
+}
+
+// AgentChains calls fn, until it returns false or an error, with every
+// receipt of every receipt chain of agent (the chains whose receipts
+// speak for it: their leaf subject), each chain from its first receipt to
+// its latest, the chains in the order their first receipts were appended.
+// It reads the agent's chain heads (agent-chain/) and walks each chain
+// along its successors, so its cost grows with the agent's receipts, not
+// with the log. An agent without receipts is ledger.ErrNotFound.
+func (l *Ledger) AgentChains(ctx context.Context, agent string, fn func(ChainEvent) (bool, error)) error {
+	s := l.Snapshot()
+	defer s.Close()
+	if l.Stale() {
+		return ledger.ErrStale
+	}
+	p := agentChainPrefix(agent)
+	chains := 0
+	stop := false
+	err := s.RangePrefix(p, func(k, v []byte) (bool, error) {
+		if len(k) != len(p)+8 {
+			return true, nil // a chain of an agent whose name continues this one past a NUL byte
+		}
+		seq, err := decodeSeq(k, k[len(p):])
+		if err != nil {
+			return false, err
+		}
+		head, err := s.Event(seq, false)
+		if err != nil {
+			return false, err
+		}
+		if head.ID != string(v) || head.Subject != agent || linkOf(head, proof.RelPreviousReceipt) != nil {
+			return false, fmt.Errorf("%w: %s names receipt %q, event %d is %s %s of %q", ledger.ErrCorrupt, ledger.KeyName(k), v, seq, head.Kind, head.ID, head.Subject)
+		}
+		ce := ChainEvent{Chain: chains, First: head.ID}
+		chains++
+		emit := func(ev *ledger.Event) (bool, error) {
+			ce.Event = ev
+			more, err := fn(ce)
+			stop = !more
+			return more, err
+		}
+		if more, err := emit(head); err != nil || !more {
+			return false, err
+		}
+		if err := forward(ctx, s, head, emit); err != nil || stop {
+			return false, err
+		}
+		return true, nil
+	})
+	if err == nil && chains == 0 {
+		return fmt.Errorf("agent %q: %w", agent, ledger.ErrNotFound)
+	}
+	return err
 }
 
 // TaskHistory returns a task's events (bundles and rollbacks) in log order.

@@ -12,14 +12,30 @@ import (
 
 // The rules' keyspaces in the store (docs/FORMAT.md):
 //
-//	chain/<receipt id>   u64 seq ‖ uvarint chain position ‖ agent
-//	next/<receipt id>    u64 seq of the receipt that continues it
-//	task/<task>\0<seq>   id of the task's event (the last key is the task's latest event)
+//	chain/<receipt id>          u64 seq ‖ uvarint chain position ‖ agent
+//	next/<receipt id>           u64 seq of the receipt that continues it
+//	task/<task>\0<seq>          id of the task's event (the last key is the task's latest event)
+//	agent-chain/<agent>\0<seq>  id of the first receipt of one of the agent's chains
 var (
-	prefixChain = []byte("chain/")
-	prefixNext  = []byte("next/")
-	prefixTask  = []byte("task/")
+	prefixChain      = []byte("chain/")
+	prefixNext       = []byte("next/")
+	prefixTask       = []byte("task/")
+	prefixAgentChain = []byte("agent-chain/")
 )
+
+// DerivedVersion is the version of the rules' keyspaces
+// (ledger.Versioned): 2 added agent-chain/.
+const DerivedVersion = 2
+
+// DerivedVersion implements ledger.Versioned.
+func (Rules) DerivedVersion() int { return DerivedVersion }
+
+func agentChainPrefix(agent string) []byte {
+	return append(append(append([]byte(nil), prefixAgentChain...), agent...), 0)
+}
+func agentChainKey(agent string, seq int64) []byte {
+	return binary.BigEndian.AppendUint64(agentChainPrefix(agent), uint64(seq))
+}
 
 func chainKey(id string) []byte { return append(append([]byte(nil), prefixChain...), id...) }
 func nextKey(id string) []byte  { return append(append([]byte(nil), prefixNext...), id...) }
@@ -86,7 +102,9 @@ type facts struct {
 type Rules struct{}
 
 // Keyspaces implements ledger.Rules.
-func (Rules) Keyspaces() [][]byte { return [][]byte{prefixChain, prefixNext, prefixTask} }
+func (Rules) Keyspaces() [][]byte {
+	return [][]byte{prefixChain, prefixNext, prefixTask, prefixAgentChain}
+}
 
 // Entries implements ledger.Rules: the one description, for the writer,
 // the audit and a rebuild, of the keys an event implies.
@@ -94,10 +112,16 @@ func (Rules) Entries(ev *proof.Leaf) []ledger.KV {
 	switch ev.Kind {
 	case codec.KindVRF:
 		out := []ledger.KV{{Key: chainKey(ev.ID), Value: chainState{seq: ev.Seq, position: max(ev.Position, 0), agent: ev.Subject}.encode()}}
+		first := true
 		for _, l := range ev.Links {
 			if l.Rel == proof.RelPreviousReceipt {
 				out = append(out, ledger.KV{Key: nextKey(l.ID), Value: binary.BigEndian.AppendUint64(nil, uint64(ev.Seq))})
+				first = false
 			}
+		}
+		if first {
+			// A chain's first receipt: the chains of its agent.
+			out = append(out, ledger.KV{Key: agentChainKey(ev.Subject, ev.Seq), Value: []byte(ev.ID)})
 		}
 		return out
 	case codec.KindRVWW, proof.KindRollback:

@@ -29,9 +29,12 @@ type StreamOptions struct {
 // next. A receipt refused because the receipt it continues is not in the
 // ledger yet is held back and tried again after the others (its
 // predecessor may come in a later chunk), until a round appends nothing;
-// its outcome is reported then. A document that cannot be loaded is
-// reported as rejected (ledger.RejectMalformed) with the load error. The
-// error is the ledger's own failure, or report's.
+// the held-back receipts are then offered a last time and their outcomes
+// reported (so the refusal journal records the final refusals, not the
+// provisional ones). A document that cannot be loaded is reported as
+// rejected (ledger.RejectMalformed) with the load error; it never reached
+// the ledger, so the journal does not record it. The error is the
+// ledger's own failure, or report's.
 func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOptions, report func(ledger.Outcome) error) error {
 	maxN, maxB := opts.MaxEvents, opts.MaxBytes
 	if maxN <= 0 {
@@ -41,9 +44,11 @@ func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOpt
 		maxB = 64 << 20
 	}
 	pending := docs
+	final := false
 	for len(pending) > 0 {
+		aopts := opts.Options
+		aopts.retryWaiting = !final
 		var waiting []DocRef
-		var last []ledger.Outcome // outcomes of the waiting, reported if nothing progresses
 		appended := 0
 		for start := 0; start < len(pending); {
 			var subs []Submission
@@ -69,14 +74,13 @@ func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOpt
 			if len(subs) == 0 {
 				continue
 			}
-			out, err := l.AppendWithRetry(ctx, subs, opts.Options)
+			out, err := l.AppendWithRetry(ctx, subs, aopts)
 			if err != nil {
 				return err
 			}
 			for i, o := range out {
-				if o.Waiting != "" {
+				if o.Waiting != "" && !final {
 					waiting = append(waiting, refs[i])
-					last = append(last, o)
 					continue
 				}
 				if o.Status == ledger.StatusAppended {
@@ -87,18 +91,12 @@ func (l *Ledger) AppendStream(ctx context.Context, docs []DocRef, opts StreamOpt
 				}
 			}
 		}
-		if len(waiting) == 0 {
+		if final || len(waiting) == 0 {
 			return nil
 		}
-		if appended == 0 || len(waiting) == len(pending) {
-			// No progress: their predecessors are not coming.
-			for _, o := range last {
-				if err := report(o); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
+		// No progress: their predecessors are not coming; the next round
+		// is their last.
+		final = appended == 0 || len(waiting) == len(pending)
 		pending = waiting
 	}
 	return nil
