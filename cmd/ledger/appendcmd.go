@@ -32,7 +32,7 @@ func appendCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per input per line"},
 			&cli.BoolFlag{Name: "allow-unsigned", Usage: "admit documents that carry no signature"},
 			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles, besides registered keys (repeatable)"},
-			&cli.StringFlag{Name: "trusted-signers", Usage: "file of Ed25519 public keys (one per line) allowed to sign"},
+			&cli.StringFlag{Name: "trusted-signers", Usage: "file of Ed25519 public keys (one per line) allowed to sign, for this call in place of the ledger's trusted signers (ledger trust)"},
 			&cli.BoolFlag{Name: "replay-ok", Usage: "a byte-identical replay of a document already in the ledger is success (exit 0), not a refusal; conflicts still exit 5"},
 			&cli.IntFlag{Name: "batch", Usage: "append in durable batches of at most N inputs, each reported as it is acknowledged (default 4096; batches also stop at 64 MiB)"},
 		},

@@ -129,6 +129,7 @@ func newApp(e *env) *cli.App {
 			proveCommand(e),
 			verifyProofCommand(e),
 			keyCommand(e),
+			trustCommand(e),
 			exportCommand(e),
 			importCommand(e),
 			scorecardCommand(e),

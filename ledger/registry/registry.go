@@ -30,6 +30,7 @@ var (
 // (package ledger's *Ledger).
 type Store interface {
 	SetSetting(name string, value []byte) error
+	DeleteSetting(name string) error
 	Settings(prefix string, fn func(name string, value []byte) error) error
 	PutSecret(name string, value []byte) error
 	Secrets(prefix string, fn func(name string, value []byte) error) error
@@ -48,6 +49,7 @@ type Registry struct {
 	mu    sync.Mutex
 	hmac  []keys.HMACKey
 	pols  []governance.Policy
+	trust []string // sorted signer ids
 	valid bool
 }
 
@@ -78,7 +80,11 @@ func (r *Registry) load() error {
 	if err != nil {
 		return err
 	}
-	r.hmac, r.pols, r.valid = ks, ps, true
+	trust, err := r.loadTrust()
+	if err != nil {
+		return err
+	}
+	r.hmac, r.pols, r.trust, r.valid = ks, ps, trust, true
 	return nil
 }
 
