@@ -136,7 +136,7 @@ func (l *Ledger) append(ctx context.Context, subs []Submission, opts Options, po
 		if opts.TrustedSigners, err = l.reg.TrustedSigners(); err != nil {
 			return nil, err
 		}
-		trustSource = "the ledger's trusted signers (ledger trust list)"
+		trustSource = "the ledger's trusted signers"
 	}
 	iopts := inspect.Options{HMACKeys: append(regKeys, opts.HMACKeys...), Policies: pols}
 	now := time.Now()

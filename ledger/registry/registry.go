@@ -275,3 +275,33 @@ func ParsePolicyFile(data []byte) (governance.Policy, error) {
 	}
 	return p, nil
 }
+
+// HMACSecretName returns the name of the secret that holds the registered
+// HMAC key name.
+func HMACSecretName(name string) string { return hmacPrefix + name }
+
+// HMACKeyName returns the HMAC key name a secret holds (ok false when the
+// secret is not a registered HMAC key).
+func HMACKeyName(secret string) (name string, ok bool) {
+	name, ok = strings.CutPrefix(secret, hmacPrefix)
+	return name, ok && ValidKeyName(name) == nil
+}
+
+// SecretID names a secret by a fingerprint that does not reveal it: the
+// key id (KeyID) of an HMAC key. Export archives carry it instead of the
+// secret, and an import asks for the secret by it.
+func SecretID(name string, value []byte) (string, error) {
+	if _, ok := HMACKeyName(name); !ok {
+		return "", fmt.Errorf("secret %q is not a registered HMAC key", name)
+	}
+	return KeyID(value), nil
+}
+
+// Reload drops what the registry read, so that its next question reads
+// the store again: for a caller that wrote settings or secrets through the
+// store itself (an import restoring an archive's).
+func (r *Registry) Reload() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.valid = false
+}
