@@ -11,7 +11,8 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/mod v0.42.0
-	golang.org/x/sys v0.18.0
+	golang.org/x/sys v0.29.0
+	golang.org/x/term v0.28.0
 	gonum.org/v1/plot v0.17.0
 )
 

@@ -2,8 +2,15 @@ package main
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -150,5 +157,145 @@ func TestTrustCommands(t *testing.T) {
 	writeFile(t, empty, []byte("# nothing\n"))
 	if _, stderr, code := runLedger(t, nil, "trust", "add", empty, "--dir", dir); code != exitMalformed || !strings.Contains(stderr, "no public key") {
 		t.Errorf("trust add of no key: exit %d, %q", code, stderr)
+	}
+}
+
+// TestExportImportSettings drives the real binary: a ledger with
+// registered HMAC keys, a registered policy and trusted signers is
+// exported; import asks for the keys by name and id and fails before
+// writing anything without them, refuses a wrong one and a target whose
+// key conflicts, and restores every setting when given them.
+func TestExportImportSettings(t *testing.T) {
+	work := t.TempDir()
+	src := filepath.Join(work, "src")
+	mustRun(t, exitOK, "init", "--dir", src, "--origin", "e2e.example/settings")
+	const ciKey = "testdata/vectors/rvww/hmac_key.txt"
+	spareKey := filepath.Join(work, "spare.key")
+	writeFile(t, spareKey, []byte("the spare key, not used yet"))
+	mustRun(t, exitOK, "key", "add-hmac", "--dir", src, "ci-runner", ciKey)
+	mustRun(t, exitOK, "key", "add-hmac", "--dir", src, "spare", spareKey)
+	mustRun(t, exitOK, "policy", "add", "--dir", src, "testdata/rvww/policies/custom_read_grep.json")
+	trusted := filepath.Join(work, "trusted.txt")
+	writeFile(t, trusted, []byte("ed25519:03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8\n"))
+	mustRun(t, exitOK, "trust", "add", "--dir", src, trusted)
+	mustRun(t, exitOK, "append", "--dir", src, "testdata/vectors/rvww/01_solved_autonomous_signed.rvww", "testdata/vectors/vrf/01_tier0_pass.json")
+	archive := filepath.Join(work, "backup.jsonl.zst")
+	if out := mustRun(t, exitOK, "export", "--dir", src, archive); !strings.Contains(out, "exported 2 events to "+archive) ||
+		!strings.Contains(out, "with 2 settings and 2 HMAC keys (name and key id, not the secret)") {
+		t.Errorf("export: %s", out)
+	}
+	ciID := "hmac:" + keyIDHex(t, mustRead(t, ciKey))
+	spareID := "hmac:" + keyIDHex(t, []byte("the spare key, not used yet"))
+	listing := func(t *testing.T, entries []os.DirEntry) []string {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	before, err := os.ReadDir(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(work, "dst")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		{"no keys", nil, exitUsage, `HMAC key needed: the archive's ledger had 2 HMAC keys registered that this import was not given: "ci-runner" (` + ciID + `), "spare" (` + spareID + `); give each with --hmac-key NAME=FILE or --hmac-key-dir DIR`},
+		{"one key", []string{"--hmac-key", "ci-runner=" + ciKey}, exitUsage, `not given: "spare" (` + spareID + `)`},
+		{"wrong key", []string{"--hmac-key", "ci-runner=" + ciKey, "--hmac-key", "spare=" + ciKey}, exitInvalid,
+			`wrong HMAC key: the secret given for HMAC key "spare" has key id ` + ciID + `; the archive's "spare" is ` + spareID},
+		{"unknown name", []string{"--hmac-key", "other=" + ciKey}, exitInvalid, `HMAC key "other" was given, but the archive's ledger had no key of that name (its keys: "ci-runner", "spare")`},
+		{"empty key dir", []string{"--hmac-key-dir", work}, exitUsage, `"ci-runner" (` + ciID + `), "spare"`},
+		{"bad flag", []string{"--hmac-key", "ci-runner"}, exitUsage, "want NAME=FILE"},
+		{"bad name", []string{"--hmac-key", ".x=" + ciKey}, exitUsage, "HMAC key name"},
+		{"no key dir", []string{"--hmac-key-dir", filepath.Join(work, "nosuch")}, exitUsage, "not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := runLedger(t, nil, append([]string{"import", "--dir", dst, archive}, tc.args...)...)
+			checkOneLine(t, tc.name, stderr, code, tc.code, tc.err)
+			after, err := os.ReadDir(work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(listing(t, before), listing(t, after)) {
+				t.Errorf("the failed import left %v (before: %v)", listing(t, after), listing(t, before))
+			}
+		})
+	}
+	// A key directory, and a key file matched by its id.
+	keyDir := filepath.Join(work, "keys")
+	writeFile(t, filepath.Join(keyDir, "spare"), []byte("the spare key, not used yet"))
+	out := mustRun(t, exitOK, "import", "--dir", dst, "--hmac-key-dir", keyDir, "--hmac-key-file", ciKey, archive)
+	if !strings.Contains(out, "imported 2 events into "+dst) || !strings.Contains(out, "; 2 settings and 2 HMAC keys restored") {
+		t.Errorf("import: %s", out)
+	}
+	for _, args := range [][]string{{"policy", "list", "--json"}, {"trust", "list", "--json"}} {
+		if a, b := mustRun(t, exitOK, append(args, "--dir", src)...), mustRun(t, exitOK, append(args, "--dir", dst)...); a != b {
+			t.Errorf("%v differs:\n%s\n%s", args, a, b)
+		}
+	}
+	for name, file := range map[string]string{"ci-runner": ciKey, "spare": spareKey} {
+		if out := mustRun(t, exitOK, "key", "add-hmac", "--dir", dst, name, file); !strings.Contains(out, "is already registered") {
+			t.Errorf("key %s not restored: %s", name, out)
+		}
+	}
+	// A target whose key of the same name is another: refused, untouched.
+	conflict := filepath.Join(work, "conflict")
+	mustRun(t, exitOK, "init", "--dir", conflict)
+	mustRun(t, exitOK, "key", "add-hmac", "--dir", conflict, "spare", ciKey)
+	_, stderr, code := runLedger(t, nil, "import", "--dir", conflict, "--hmac-key-dir", keyDir, "--hmac-key", "ci-runner="+ciKey, archive)
+	checkOneLine(t, "conflict", stderr, code, exitInvalid, `conflicting setting: the target ledger's HMAC key "spare" is `+ciID+", the archive's is "+spareID)
+	if out := mustRun(t, exitOK, "policy", "list", "--dir", conflict); strings.Contains(out, "read-grep-small") {
+		t.Errorf("the refused import registered the policy: %s", out)
+	}
+}
+
+// keyIDHex is the hex of registry.KeyID's fingerprint of secret.
+func keyIDHex(t *testing.T, secret []byte) string {
+	t.Helper()
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("ledger hmac key id"))
+	return hex.EncodeToString(m.Sum(nil)[:8])
+}
+
+// TestImportPromptsOnTerminal runs import on a terminal (a pty made by
+// util-linux script(1); skipped without it): a missing HMAC key is asked
+// for, by name and id, and the key typed (or its hex) restores it.
+func TestImportPromptsOnTerminal(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to give import a terminal")
+	}
+	work := t.TempDir()
+	src := filepath.Join(work, "src")
+	mustRun(t, exitOK, "init", "--dir", src)
+	const ciKey = "testdata/vectors/rvww/hmac_key.txt"
+	mustRun(t, exitOK, "key", "add-hmac", "--dir", src, "ci-runner", ciKey)
+	mustRun(t, exitOK, "append", "--dir", src, "testdata/vectors/rvww/01_solved_autonomous_signed.rvww")
+	archive := filepath.Join(work, "a.zst")
+	mustRun(t, exitOK, "export", "--dir", src, archive)
+	secret := mustRead(t, ciKey)
+	for _, tc := range []struct {
+		name, typed string
+		want        string
+	}{
+		{"the key", string(secret), "1 HMAC key restored"},
+		{"its hex", hex.EncodeToString(secret), "1 HMAC key restored"},
+		{"another", "not the key", "wrong HMAC key"},
+		{"nothing", "", "HMAC key needed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "dst")
+			cmd := exec.Command(scriptBin, "-qec", fmt.Sprintf("'%s' import --dir '%s' '%s'", ledgerBin, dst, archive), "/dev/null")
+			cmd.Stdin = strings.NewReader(tc.typed + "\n")
+			out, _ := cmd.CombinedOutput() // script's exit status varies by version; the output says
+			if !strings.Contains(string(out), `HMAC key "ci-runner" (hmac:`+keyIDHex(t, secret)+`) for the import (not echoed`) || !strings.Contains(string(out), tc.want) {
+				t.Errorf("typed %q:\n%s", tc.typed, out)
+			}
+		})
 	}
 }
