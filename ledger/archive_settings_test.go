@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -99,4 +101,53 @@ func decompress(t testing.TB, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return raw
+}
+
+// TestStagingDirCleanup checks that StagingDir removes the staging
+// directories of killed imports, even one killed before its store existed,
+// and leaves those a running import holds.
+func TestStagingDirCleanup(t *testing.T) {
+	parent := t.TempDir()
+	target := filepath.Join(parent, "t")
+	held, err := StagingDir(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := LockStaging(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A killed import: locked, then a key written, then killed (its lock
+	// released by the kill).
+	killed, err := StagingDir(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	klock, err := LockStaging(killed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(killed, logKeyFile), []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := klock.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	if _, err := StagingDir(target); err != nil {
+		t.Fatal(err)
+	}
+	if exists(killed) || !exists(held) {
+		t.Errorf("after cleanup: killed import's directory there %v, running import's %v", exists(killed), exists(held))
+	}
+	// Installed: the lock file goes.
+	if err := os.Rename(held, target); err != nil {
+		t.Fatal(err)
+	}
+	if err := UnlockStaging(target, lock); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(target, stagingLock)) {
+		t.Error("the lock file is left in the installed directory")
+	}
 }

@@ -346,9 +346,14 @@ func Install(staging, dir string) (replaced bool, err error) {
 	return false, syncOSDir(filepath.Dir(dir))
 }
 
+// stagingLock is the file an import holds locked in its staging directory
+// for as long as it runs (LockStaging).
+const stagingLock = "import.lock"
+
 // StagingDir returns a new directory name beside dir for a ledger being
 // built to replace it (Install), after removing stale ones that no process
-// holds any more.
+// holds any more: those whose import.lock (LockStaging) or, for a staging
+// directory made before that lock existed, whose store can be locked.
 func StagingDir(dir string) (string, error) {
 	parent, base := filepath.Dir(dir), filepath.Base(dir)
 	prefix := "." + base + ".import-"
@@ -358,8 +363,12 @@ func StagingDir(dir string) (string, error) {
 				continue
 			}
 			p := filepath.Join(parent, e.Name())
-			lock, err := pebble.LockDirectory(filepath.Join(p, storeDir), vfs.Default)
-			if err != nil {
+			var lock io.Closer
+			if _, err := os.Stat(filepath.Join(p, stagingLock)); err == nil {
+				if lock, err = vfs.Default.Lock(filepath.Join(p, stagingLock)); err != nil {
+					continue // held by a running import
+				}
+			} else if lock, err = pebble.LockDirectory(filepath.Join(p, storeDir), vfs.Default); err != nil {
 				continue // held by a running import, or not a store
 			}
 			// Best effort: a stale directory left here is retried by the
@@ -373,6 +382,31 @@ func StagingDir(dir string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(parent, prefix+hex.EncodeToString(rnd[:])), nil
+}
+
+// LockStaging creates the staging directory (StagingDir) and locks it for
+// this process: StagingDir leaves it alone until the lock is released,
+// however early the import is killed (before its store exists, too). The
+// caller builds the ledger in it (Init works in the existing directory),
+// and once it is installed removes the lock file from where it is then
+// (UnlockStaging).
+func LockStaging(staging string) (io.Closer, error) {
+	if err := os.Mkdir(staging, dirMode); err != nil {
+		return nil, err
+	}
+	return vfs.Default.Lock(filepath.Join(staging, stagingLock))
+}
+
+// UnlockStaging releases the lock of a staging directory and removes its
+// lock file from dir, the ledger directory the staging directory became
+// (or still is).
+func UnlockStaging(dir string, lock io.Closer) error {
+	cerr := lock.Close()
+	err := os.Remove(filepath.Join(dir, stagingLock))
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	return errors.Join(cerr, err)
 }
 
 // lineReader reads newline-terminated lines of bounded length.

@@ -173,12 +173,22 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	if err != nil {
 		return st, err
 	}
+	lock, err := ledger.LockStaging(staging)
+	if err != nil {
+		return st, fmt.Errorf("staging %s: %w", staging, err)
+	}
+	installed := false
 	defer func() {
-		if err != nil {
-			// Best effort: err is the error to report, and the next
-			// import removes a staging directory left behind (StagingDir).
-			_ = os.RemoveAll(staging)
+		if installed {
+			// Best effort: the import is done; a lock file left in the
+			// ledger directory is harmless.
+			_ = ledger.UnlockStaging(dir, lock)
+			return
 		}
+		// Best effort: err is the error to report, and the next import
+		// removes a staging directory left behind (StagingDir).
+		_ = lock.Close()
+		_ = os.RemoveAll(staging)
 	}()
 	if err := ledger.Init(staging, ledger.InitOptions{Origin: origin, Key: key, Logger: opts.Logger}); err != nil {
 		return st, fmt.Errorf("staging %s: %w", staging, err)
@@ -283,6 +293,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	if err != nil {
 		return st, err
 	}
+	installed = true
 	if target != nil {
 		_ = target.Close() // read-only: nothing to lose
 		target = nil
