@@ -18,6 +18,7 @@
 //	4  some input failed verification (signature, hash, recomputed verdict, governance)
 //	5  (append) some input was refused as a replay or conflict
 //	6  (scorecard) some ADR-035 acceptance criterion is not met
+//	9  (scorecard) the window holds no witness bundles: nothing was judged
 //
 // When inputs fail in several ways the lowest of 3 and 4 is returned.
 package main

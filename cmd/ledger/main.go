@@ -58,6 +58,7 @@ const exitCodeHelp = `Exit codes:
    4  some input failed verification (signature, hash, recomputed verdict, governance)
    6  (scorecard) some ADR-035 acceptance criterion is not met
    7  the ledger is damaged or its stored data was altered: it serves no answer it cannot check
+   9  (scorecard) the window holds no witness bundles: nothing was judged
    When inputs fail in several ways, the lowest of these codes is returned.`
 
 // env carries the process's streams and logger to commands, so that tests

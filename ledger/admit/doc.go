@@ -7,8 +7,11 @@
 // position, for the same agent) and a bundle or rollback links to its
 // task's latest event. Rules.Entries is the one description of the keys
 // those rules keep (chain/, next/, task/), for the writer, the audit and a
-// rebuild. It also streams large appends (AppendStream), imports archives
-// atomically (Import) and answers chain and task-history questions.
+// rebuild. It also streams large appends (AppendStream), exports archives
+// with the ledger's settings (Export: HMAC keys by key id, never their
+// secrets) and imports them atomically (Import, restoring the settings and
+// asking for the keys' secrets before anything is written), and answers
+// chain and task-history questions.
 //
 // It must not open the store's Pebble database or know its key layout
 // beyond its own keyspaces; it reads and writes through package ledger.
