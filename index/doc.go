@@ -14,7 +14,10 @@
 // Pebble batch as the event it comes from, under the x/ keyspace
 // (ledger.ProjectionPrefix), and is computed from the event's leaf alone
 // (ledger.Event.Attrs), so `ledger rebuild` reproduces it key for key.
-// Queries read a Reader (a ledger.Snapshot).
+// Queries read a Reader (a ledger.Snapshot); those under a policy or mode
+// filter that the rollups cannot answer alone (the days a filter's bundles
+// span, the bundles themselves for a filtered trend's regressions) are in
+// filtered.go.
 //
 // The leaf attributes are typed: package index/attrs owns their format
 // (leaf version 1) with a record per kind (attrs.Receipt, Attestation,

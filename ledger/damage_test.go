@@ -233,7 +233,7 @@ func TestAlteredDataNeverServed(t *testing.T) {
 	named("Event(6) of an edited leaf", err, 6)
 	_, err = l.ProveInclusion(6, 0)
 	named("ProveInclusion(6)", err, 6)
-	_, err = l.Export(ctx, io.Discard)
+	_, err = l.Export(ctx, io.Discard, ExportOptions{})
 	named("Export", err, 4)
 	err = l.Rebuild(ctx, nil)
 	named("Rebuild", err, 6)

@@ -24,16 +24,21 @@ import (
 )
 
 // Export archive format (docs/FORMAT.md): zstd-compressed JSON Lines. The
-// first line is a header, then one line per event in log order:
+// first line is a header, then the settings (version 3: one line per
+// setting, then one per secret, named but never carried), then one line
+// per event in log order:
 //
-//	{"format":"ledger-export","version":2,"origin":"...","size":N,"root":"<base64>","checkpoint":"<signed note>","verifier_key":"..."}
+//	{"format":"ledger-export","version":3,"origin":"...","size":N,"root":"<base64>","checkpoint":"<signed note>","verifier_key":"...","settings":S,"secrets":K,"settings_note":"<signed note>"}
+//	{"setting":"policy/7cc2a0d5ea562ac8","value":"<base64>"}
+//	{"secret":"hmac-ci-runner","id":"hmac:5f0e..."}
 //	{"seq":0,"appended_at":"...","kind":"vrf","id":"...","leaf":{...},"data":"<base64 original bytes>"}
 //
-// Version 1 archives (no checkpoint) are still imported.
+// Version 1 archives (no checkpoint) and version 2 archives (no settings)
+// are still imported.
 const exportFormat = "ledger-export"
 
 // exportVersion is the archive version Export writes.
-const exportVersion = 2
+const exportVersion = 3
 
 type exportHeader struct {
 	Format      string `json:"format"`
@@ -43,6 +48,11 @@ type exportHeader struct {
 	Root        string `json:"root"`
 	Checkpoint  string `json:"checkpoint,omitempty"`
 	VerifierKey string `json:"verifier_key,omitempty"`
+	// Version 3: the number of setting lines and secret lines after the
+	// header, and the note signing them.
+	Settings     *int   `json:"settings,omitempty"`
+	Secrets      *int   `json:"secrets,omitempty"`
+	SettingsNote string `json:"settings_note,omitempty"`
 }
 
 type exportLine struct {
@@ -67,14 +77,20 @@ const maxArchiveLine = MaxDocumentSize/3*4 + 4 + 1<<20
 type ExportStats struct {
 	Events int64
 	Root   tlog.Hash
+	// Settings and Secrets count the settings carried and the secrets
+	// named.
+	Settings, Secrets int
 }
 
 // Export writes every durable event to w as a zstd-compressed JSON Lines
-// archive, headed by the signed checkpoint of its size. Every document is
-// checked against its leaf and every leaf against the signed tree (the
-// root is recomputed from the leaves as they stream): an altered event is
-// an error naming it, and the caller must discard what was written.
-func (l *Ledger) Export(ctx context.Context, w io.Writer) (st ExportStats, err error) {
+// archive, headed by the signed checkpoint of its size, the ledger's
+// settings (every one, with its bytes) and its secrets' names and ids
+// (opts.SecretID; never the secrets), which the log key signs with the
+// archive's size and root. Every document is checked against its leaf and
+// every leaf against the signed tree (the root is recomputed from the
+// leaves as they stream): an altered event is an error naming it, and the
+// caller must discard what was written.
+func (l *Ledger) Export(ctx context.Context, w io.Writer, opts ExportOptions) (st ExportStats, err error) {
 	v, err := l.acquire()
 	if err != nil {
 		return st, err
@@ -82,6 +98,15 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (st ExportStats, err e
 	defer l.releaseView(v)
 	if v.ckpt.note == nil {
 		return st, fmt.Errorf("%w: no verified checkpoint to export against", ErrDamaged)
+	}
+	root := v.ckpt.c.Root
+	settings, nSettings, nSecrets, err := l.archiveSettings(opts)
+	if err != nil {
+		return st, err
+	}
+	settingsNote, err := l.signSettings(v.size, root, settings)
+	if err != nil {
+		return st, err
 	}
 	zw, err := zstd.NewWriter(w)
 	if err != nil {
@@ -93,12 +118,16 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (st ExportStats, err e
 	bw := bufio.NewWriterSize(zw, 1<<20)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	root := v.ckpt.c.Root
 	h := exportHeader{Format: exportFormat, Version: exportVersion, Origin: l.origin, Size: v.size,
-		Root: b64(root[:]), Checkpoint: string(v.ckpt.note), VerifierKey: l.vkey}
+		Root: b64(root[:]), Checkpoint: string(v.ckpt.note), VerifierKey: l.vkey,
+		Settings: &nSettings, Secrets: &nSecrets, SettingsNote: string(settingsNote)}
 	if err := enc.Encode(h); err != nil {
 		return st, err
 	}
+	if _, err := bw.Write(settings); err != nil {
+		return st, err
+	}
+	st.Settings, st.Secrets = nSettings, nSecrets
 	dataIt, err := viewIter(v, prefixDoc, dataKey(v.size))
 	if err != nil {
 		return st, err
@@ -139,7 +168,8 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer) (st ExportStats, err e
 	return st, zw.Close()
 }
 
-// ArchiveHeader is the first line of an export archive.
+// ArchiveHeader is the first line of an export archive, with the settings
+// that follow it.
 type ArchiveHeader struct {
 	Version int
 	Origin  string
@@ -149,12 +179,23 @@ type ArchiveHeader struct {
 	// and VerifierKey the key the archive names for it.
 	Checkpoint  []byte
 	VerifierKey string
+	// Settings are the exporting ledger's settings and Secrets its
+	// secrets' names and ids, each in name order (version 3 and later);
+	// SettingsNote signs them with the header's origin, size and root
+	// (VerifyCheckpoint checks it).
+	Settings     []ArchiveSetting
+	Secrets      []ArchiveSecret
+	SettingsNote []byte
+
+	settingsDigest [32]byte
 }
 
-// VerifyCheckpoint checks the archive's signed checkpoint under vkey (the
-// key the archive names when vkey is empty): it must verify and match the
-// header's size and root. It returns the key it verified under. A
-// version-1 archive has no checkpoint: the empty string and no error.
+// VerifyCheckpoint checks the archive's signatures under vkey (the key the
+// archive names when vkey is empty): the signed checkpoint must verify and
+// match the header's size and root, and (version 3 and later) the settings
+// note must verify and sign the header's size and root and the settings
+// the archive carries. It returns the key it verified under. A version-1
+// archive has no checkpoint: the empty string and no error.
 func (h ArchiveHeader) VerifyCheckpoint(vkey string) (string, error) {
 	if h.Version < 2 {
 		return "", nil
@@ -168,6 +209,11 @@ func (h ArchiveHeader) VerifyCheckpoint(vkey string) (string, error) {
 	}
 	if c.Size != h.Size || c.Root != h.Root {
 		return "", fmt.Errorf("%w: the archive's signed checkpoint (size %d) does not match its header (size %d)", ErrImport, c.Size, h.Size)
+	}
+	if h.Version >= 3 {
+		if err := h.verifySettings(vkey); err != nil {
+			return "", err
+		}
 	}
 	return vkey, nil
 }
@@ -229,7 +275,20 @@ func NewArchiveReader(r io.Reader) (*ArchiveReader, error) {
 		return nil, fmt.Errorf("%w: header: bad size or root", ErrImport)
 	}
 	a.header = ArchiveHeader{Version: h.Version, Origin: h.Origin, Size: h.Size, Root: tlog.Hash(root),
-		Checkpoint: []byte(h.Checkpoint), VerifierKey: h.VerifierKey}
+		Checkpoint: []byte(h.Checkpoint), VerifierKey: h.VerifierKey, SettingsNote: []byte(h.SettingsNote)}
+	switch {
+	case h.Version >= 3 && (h.Settings == nil || h.Secrets == nil || h.SettingsNote == "" || h.Checkpoint == ""):
+		zr.Close()
+		return nil, fmt.Errorf("%w: line 1 (header): a version %d header needs checkpoint, settings, secrets and settings_note", ErrImport, h.Version)
+	case h.Version < 3 && (h.Settings != nil || h.Secrets != nil || h.SettingsNote != ""):
+		zr.Close()
+		return nil, fmt.Errorf("%w: line 1 (header): a version %d archive carries no settings", ErrImport, h.Version)
+	case h.Version >= 3:
+		if err := a.readSettings(*h.Settings, *h.Secrets); err != nil {
+			zr.Close()
+			return nil, err
+		}
+	}
 	return a, nil
 }
 
@@ -287,9 +346,14 @@ func Install(staging, dir string) (replaced bool, err error) {
 	return false, syncOSDir(filepath.Dir(dir))
 }
 
+// stagingLock is the file an import holds locked in its staging directory
+// for as long as it runs (LockStaging).
+const stagingLock = "import.lock"
+
 // StagingDir returns a new directory name beside dir for a ledger being
 // built to replace it (Install), after removing stale ones that no process
-// holds any more.
+// holds any more: those whose import.lock (LockStaging) or, for a staging
+// directory made before that lock existed, whose store can be locked.
 func StagingDir(dir string) (string, error) {
 	parent, base := filepath.Dir(dir), filepath.Base(dir)
 	prefix := "." + base + ".import-"
@@ -299,8 +363,12 @@ func StagingDir(dir string) (string, error) {
 				continue
 			}
 			p := filepath.Join(parent, e.Name())
-			lock, err := pebble.LockDirectory(filepath.Join(p, storeDir), vfs.Default)
-			if err != nil {
+			var lock io.Closer
+			if _, err := os.Stat(filepath.Join(p, stagingLock)); err == nil {
+				if lock, err = vfs.Default.Lock(filepath.Join(p, stagingLock)); err != nil {
+					continue // held by a running import
+				}
+			} else if lock, err = pebble.LockDirectory(filepath.Join(p, storeDir), vfs.Default); err != nil {
 				continue // held by a running import, or not a store
 			}
 			// Best effort: a stale directory left here is retried by the
@@ -314,6 +382,31 @@ func StagingDir(dir string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(parent, prefix+hex.EncodeToString(rnd[:])), nil
+}
+
+// LockStaging creates the staging directory (StagingDir) and locks it for
+// this process: StagingDir leaves it alone until the lock is released,
+// however early the import is killed (before its store exists, too). The
+// caller builds the ledger in it (Init works in the existing directory),
+// and once it is installed removes the lock file from where it is then
+// (UnlockStaging).
+func LockStaging(staging string) (io.Closer, error) {
+	if err := os.Mkdir(staging, dirMode); err != nil {
+		return nil, err
+	}
+	return vfs.Default.Lock(filepath.Join(staging, stagingLock))
+}
+
+// UnlockStaging releases the lock of a staging directory and removes its
+// lock file from dir, the ledger directory the staging directory became
+// (or still is).
+func UnlockStaging(dir string, lock io.Closer) error {
+	cerr := lock.Close()
+	err := os.Remove(filepath.Join(dir, stagingLock))
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	return errors.Join(cerr, err)
 }
 
 // lineReader reads newline-terminated lines of bounded length.

@@ -49,6 +49,18 @@ func (l *Ledger) SetSetting(name string, value []byte) error {
 	return l.db.Set(join(prefixSetting, []byte(name)), value, pebble.Sync)
 }
 
+// DeleteSetting removes a setting durably; removing one that does not
+// exist is not an error.
+func (l *Ledger) DeleteSetting(name string) error {
+	if l.readOnly {
+		return ErrReadOnly
+	}
+	if err := validName(name, true); err != nil {
+		return err
+	}
+	return l.db.Delete(join(prefixSetting, []byte(name)), pebble.Sync)
+}
+
 // Settings calls fn for every setting whose name starts with prefix, in
 // name order, as the store holds them now.
 func (l *Ledger) Settings(prefix string, fn func(name string, value []byte) error) (err error) {

@@ -170,7 +170,7 @@ func BenchmarkScorecard30d(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error
-				if rep, err = Build(snap, w); err != nil {
+				if rep, err = Build(snap, w, DefaultCriteria()); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -195,7 +195,7 @@ func BenchmarkTrend(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {
 						var err error
-						if rows, _, err = Trend(snap, g, time.Time{}, time.Time{}); err != nil {
+						if rows, _, err = Trend(snap, g, Window{Filter: index.AnyBundle}); err != nil {
 							b.Fatal(err)
 						}
 					}

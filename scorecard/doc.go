@@ -3,10 +3,10 @@
 // section 4.1, and the cost-to-outcome trend of section 6 with its chart.
 //
 // Start with Build (a scorecard over a window of bundle creation times,
-// optionally one policy or mode) and Compute, which holds the arithmetic:
-// it is the reference implementation's (rvf-runtime ScorecardBuilder, see
-// ../shared/specs/INTEROP.md), so that the same bundles give the same
-// numbers here and there:
+// optionally one policy or mode, judged against Criteria) and Compute,
+// which holds the arithmetic: it is the reference implementation's
+// (rvf-runtime ScorecardBuilder, see ../shared/specs/INTEROP.md), so that
+// the same bundles give the same numbers here and there:
 //
 //   - total_tasks counts every bundle: solved, failed, skipped and errors;
 //     unknown outcome bytes count as errors;
@@ -25,12 +25,21 @@
 // over all rollbacks, 1 when there were none). Rollback records count by
 // their own time; under a policy or mode filter, those that follow a
 // bundle of the filter (Build reads the events, through Events, to find
-// it). Criteria says how each acceptance criterion is judged, exactly and
-// in integers.
+// it).
+//
+// Criteria holds the thresholds of the acceptance criteria (DefaultCriteria
+// returns ADR-035's: solve_rate >= 0.60, policy_violations == 0,
+// evidence_coverage == 1.00, rollback_correctness == 1.00); a CI gate may
+// override any of them, and Overridden names those it did. Ratios are kept
+// in millionths (Ratio) and Judge decides each criterion exactly, in
+// integers. A window without bundles is judged by nobody: its Status is
+// Empty, distinct from NotAccepted.
 //
 // Trend cuts a window into UTC days, ISO weeks or calendar months
 // (Granularity) and reports tasks, solved, solve rate, cost and tokens per
-// solve, retries and regressions per period; Plot draws cost per solve and
+// solve, retries and regressions per period, optionally of one policy or
+// mode (a filtered trend's regressions read the bundles of the tasks that
+// regressed at all, see FilteredRegressions); Plot draws cost per solve and
 // solve rate over the periods with gonum.org/v1/plot.
 //
 // The package reads projections through index.Reader and never writes;

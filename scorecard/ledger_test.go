@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/proofledger/ledger/codec/governance"
 	"github.com/proofledger/ledger/codec/rollback"
@@ -113,7 +113,7 @@ func TestTrendOfCraftedBundles(t *testing.T) {
 	snap := l.Snapshot()
 	defer snap.Close()
 
-	rows, _, err := Trend(snap, Week, time.Time{}, time.Time{})
+	rows, _, err := Trend(snap, Week, Window{Filter: index.AnyBundle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestTrendOfCraftedBundles(t *testing.T) {
 
 	// By day, C's error on 01-09 follows its solve of 01-08; clipping the
 	// window keeps only the days inside it.
-	rows, _, err = Trend(snap, Day, date("2026-01-08T12:00:00Z"), date("2026-01-14"))
+	rows, _, err = Trend(snap, Day, Window{Since: date("2026-01-08T12:00:00Z"), Until: date("2026-01-14"), Filter: index.AnyBundle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestTrendOfCraftedBundles(t *testing.T) {
 	}
 
 	// The scorecard of W02 under the restricted policy, and of every bundle.
-	rep, err := Build(snap, Window{Since: date("2026-01-05"), Until: date("2026-01-12"), Filter: index.Filter{Policy: hashOf(restr), Mode: -1}})
+	rep, err := Build(snap, Window{Since: date("2026-01-05"), Until: date("2026-01-12"), Filter: index.Filter{Policy: hashOf(restr), Mode: -1}}, DefaultCriteria())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestTrendOfCraftedBundles(t *testing.T) {
 	if rep.Accepted {
 		t.Error("restricted W02 accepted with half the evidence")
 	}
-	rep, err = Build(snap, Window{Filter: index.AnyBundle})
+	rep, err = Build(snap, Window{Filter: index.AnyBundle}, DefaultCriteria())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,13 +171,13 @@ func TestTrendOfCraftedBundles(t *testing.T) {
 	}
 
 	// A rebuild gives the same trend.
-	before, _, _ := Trend(snap, Day, time.Time{}, time.Time{})
+	before, _, _ := Trend(snap, Day, Window{Filter: index.AnyBundle})
 	if err := l.Rebuild(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	snap2 := l.Snapshot()
 	defer snap2.Close()
-	after, _, err := Trend(snap2, Day, time.Time{}, time.Time{})
+	after, _, err := Trend(snap2, Day, Window{Filter: index.AnyBundle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestTrendEmpty(t *testing.T) {
 	l := openLedger(t)
 	snap := l.Snapshot()
 	defer snap.Close()
-	rows, periods, err := Trend(snap, Week, time.Time{}, time.Time{})
+	rows, periods, err := Trend(snap, Week, Window{Filter: index.AnyBundle})
 	if err != nil || rows != nil || periods != nil {
 		t.Errorf("empty ledger: %v %v %v", rows, periods, err)
 	}
@@ -311,12 +311,131 @@ func TestRollbacksUnderFilter(t *testing.T) {
 		{"mode 1", Window{Filter: index.Filter{Mode: 1}}, 0, 0},
 		{"window", Window{Since: date("2026-01-06T12:30:00Z"), Filter: index.Filter{Mode: 2}}, 1, 1},
 	} {
-		rep, err := Build(snap, tc.w)
+		rep, err := Build(snap, tc.w, DefaultCriteria())
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if m := rep.Metrics; m.RollbackCount != tc.n || m.RollbacksRestoredClean != tc.clean {
 			t.Errorf("%s: %d rollbacks, %d clean; want %d, %d", tc.name, m.RollbackCount, m.RollbacksRestoredClean, tc.n, tc.clean)
 		}
+	}
+}
+
+// TestTrendFiltered checks a trend under a policy or mode filter: the
+// rows count the filter's bundles, the open window spans the filter's
+// bundles only, and a regression needs a solve and a later failure both
+// under the filter.
+func TestTrendFiltered(t *testing.T) {
+	l := openLedger(t)
+	auto, restr, appr := governance.Autonomous(), governance.Restricted(), governance.Approved()
+	appendAll(t, l, []spec{
+		// A regresses under autonomous, B under restricted.
+		{task: "A", at: "2026-01-06T10:00:00Z", outcome: rvww.OutcomeSolved, policy: auto, cost: 100, complete: true},
+		{task: "A", at: "2026-01-13T10:00:00Z", outcome: rvww.OutcomeFailed, policy: auto, cost: 10},
+		{task: "B", at: "2026-01-07T10:00:00Z", outcome: rvww.OutcomeSolved, policy: restr, cost: 5, complete: true},
+		{task: "B", at: "2026-01-14T10:00:00Z", outcome: rvww.OutcomeErrored, policy: restr, cost: 5},
+		// E is solved under autonomous and fails under restricted: a
+		// regression of all bundles, of neither policy alone.
+		{task: "E", at: "2026-01-06T12:00:00Z", outcome: rvww.OutcomeSolved, policy: auto, cost: 100, complete: true},
+		{task: "E", at: "2026-01-15T12:00:00Z", outcome: rvww.OutcomeFailed, policy: restr, cost: 5},
+		// G is solved under autonomous, then under restricted in the
+		// week it fails under restricted: no regression of restricted.
+		{task: "G", at: "2026-01-08T10:00:00Z", outcome: rvww.OutcomeSolved, policy: auto, cost: 1, complete: true},
+		{task: "G", at: "2026-01-13T10:00:00Z", outcome: rvww.OutcomeSolved, policy: restr, cost: 1, complete: true},
+		{task: "G", at: "2026-01-14T11:00:00Z", outcome: rvww.OutcomeFailed, policy: restr, cost: 1},
+		// F only under approved, two weeks later.
+		{task: "F", at: "2026-01-27T12:00:00Z", outcome: rvww.OutcomeSolved, policy: appr, cost: 50, complete: true},
+	})
+	snap := l.Snapshot()
+	defer snap.Close()
+	summary := func(rows []Row) string {
+		var parts []string
+		for _, r := range rows {
+			parts = append(parts, r.Period+" "+itoa(r.Tasks)+"/"+itoa(r.Solved)+" r"+itoa(r.Regressions))
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, tc := range []struct {
+		name string
+		f    index.Filter
+		want string
+	}{
+		{"all", index.AnyBundle, "2026-W02 4/4 r0, 2026-W03 5/1 r4, 2026-W04 0/0 r0, 2026-W05 1/1 r0"},
+		{"autonomous", index.Filter{Policy: hashOf(auto), Mode: -1}, "2026-W02 3/3 r0, 2026-W03 1/0 r1"},
+		{"restricted", index.Filter{Policy: hashOf(restr), Mode: -1}, "2026-W02 1/1 r0, 2026-W03 4/1 r1"},
+		{"mode restricted", index.Filter{Mode: int(governance.ModeRestricted)}, "2026-W02 1/1 r0, 2026-W03 4/1 r1"},
+		{"approved: its own weeks only", index.Filter{Policy: hashOf(appr), Mode: -1}, "2026-W05 1/1 r0"},
+		{"restricted and autonomous mode: nothing", index.Filter{Policy: hashOf(restr), Mode: int(governance.ModeAutonomous)}, ""},
+	} {
+		rows, _, err := Trend(snap, Week, Window{Filter: tc.f})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := summary(rows); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+	// A clipped window under a filter: the solve before it still counts.
+	rows, _, err := Trend(snap, Day, Window{Since: date("2026-01-13"), Until: date("2026-01-14"), Filter: index.Filter{Policy: hashOf(auto), Mode: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(rows); got != "2026-01-13 1/0 r1" {
+		t.Errorf("clipped: %s", got)
+	}
+}
+
+// TestBuildStatus checks the scorecard's verdict: empty when the window
+// holds no bundles (even with rollbacks in it), else accepted or not.
+func TestBuildStatus(t *testing.T) {
+	l := openLedger(t)
+	auto := governance.Autonomous()
+	a := spec{task: "A", at: "2026-01-06T10:00:00Z", outcome: rvww.OutcomeSolved, policy: auto, cost: 10, complete: true}
+	appendAll(t, l, []spec{a, {task: "B", at: "2026-01-08T10:00:00Z", outcome: rvww.OutcomeFailed, policy: auto, cost: 10}})
+	d, err := rvww.Decode(a.encode(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := rollback.Sign(d.TaskUUID(), true, date("2026-01-07T00:00:00Z"), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := l.Append(context.Background(), []admit.Submission{{Name: "rb", Data: doc}}, admit.Options{AllowUnsigned: true}); err != nil || out[0].Status != ledger.StatusAppended {
+		t.Fatalf("rollback: %v %+v", err, out)
+	}
+	snap := l.Snapshot()
+	defer snap.Close()
+	lenient := DefaultCriteria()
+	lenient.MinSolveRate = 500_000
+	for _, tc := range []struct {
+		name     string
+		w        Window
+		criteria Criteria
+		want     Status
+	}{
+		{"no bundles, a rollback", Window{Since: date("2026-01-07"), Until: date("2026-01-08"), Filter: index.AnyBundle}, DefaultCriteria(), Empty},
+		{"no bundles of the mode", Window{Filter: index.Filter{Mode: 0}}, DefaultCriteria(), Empty},
+		{"after the last bundle", Window{Since: date("2026-02-01"), Filter: index.AnyBundle}, lenient, Empty},
+		{"one solved", Window{Until: date("2026-01-07"), Filter: index.AnyBundle}, DefaultCriteria(), Accepted},
+		{"one of two solved", Window{Filter: index.AnyBundle}, DefaultCriteria(), NotAccepted},
+		{"one of two solved, 0.50 asked", Window{Filter: index.AnyBundle}, lenient, Accepted},
+	} {
+		rep, err := Build(snap, tc.w, tc.criteria)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if rep.Status != tc.want || rep.Accepted != (tc.want == Accepted) {
+			t.Errorf("%s: status %s accepted %v, want %s", tc.name, rep.Status, rep.Accepted, tc.want)
+		}
+		if tc.want == Empty {
+			for _, c := range rep.Criteria {
+				if c.Met || c.Reason != NotJudged {
+					t.Errorf("%s: %s judged in an empty window: %+v", tc.name, c, c)
+				}
+			}
+		}
+	}
+	if _, err := Build(snap, Window{Filter: index.AnyBundle}, Criteria{MinSolveRate: 2 * One}); !errors.Is(err, ErrThreshold) {
+		t.Errorf("bad criteria: %v", err)
 	}
 }

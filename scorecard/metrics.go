@@ -107,67 +107,6 @@ func Compute(c Counts) Metrics {
 	return m
 }
 
-// Criterion is one acceptance criterion of ADR-035 section 4.1 and whether
-// a scorecard meets it.
-type Criterion struct {
-	// Metric is the metric's name, Op ">=" or "==", Threshold its bound.
-	Metric    string  `json:"metric"`
-	Op        string  `json:"op"`
-	Threshold float64 `json:"threshold"`
-	// Value is the scorecard's value of the metric.
-	Value float64 `json:"value"`
-	Met   bool    `json:"met"`
-	// Reason says why a criterion is not met when the value alone does not.
-	Reason string `json:"reason,omitempty"`
-}
-
-// String writes the criterion as "solve_rate >= 0.60".
-func (c Criterion) String() string {
-	if c.Metric == "policy_violations" {
-		return fmt.Sprintf("%s %s %g", c.Metric, c.Op, c.Threshold)
-	}
-	return fmt.Sprintf("%s %s %.2f", c.Metric, c.Op, c.Threshold)
-}
-
-// Criteria judges the acceptance criteria of ADR-035 section 4.1, in the
-// ADR's order. Each is decided on the integer counts, so that no float
-// rounding can make 60 of 100 fall short of 0.60:
-//
-//   - solve_rate >= 0.60: 5*solved >= 3*total_tasks, and at least one task;
-//   - policy_violations == 0: no violation AND no bundle with an unknown
-//     policy, whose trace was never checked and so cannot count as clean;
-//   - evidence_coverage == 1.00: at least one solve, and every solved
-//     bundle evidence-complete;
-//   - rollback_correctness == 1.00: every rollback restored a clean state
-//     (met when there were none).
-func Criteria(m Metrics) []Criterion {
-	out := []Criterion{
-		{Metric: "solve_rate", Op: ">=", Threshold: 0.60, Value: f32(m.SolveRate),
-			Met: m.TotalTasks > 0 && 5*m.Solved >= 3*m.TotalTasks},
-		{Metric: "policy_violations", Op: "==", Threshold: 0, Value: float64(m.PolicyViolations),
-			Met: m.PolicyViolations == 0 && m.PolicyUnknown == 0},
-		{Metric: "evidence_coverage", Op: "==", Threshold: 1, Value: f32(m.EvidenceCoverage),
-			Met: m.Solved > 0 && m.EvidenceCompleteSolved == m.Solved},
-		{Metric: "rollback_correctness", Op: "==", Threshold: 1, Value: f32(m.RollbackCorrectness),
-			Met: m.RollbacksRestoredClean == m.RollbackCount},
-	}
-	if m.TotalTasks == 0 {
-		out[0].Reason = "no witness bundles in the window"
-	}
-	if m.PolicyUnknown > 0 {
-		out[1].Reason = fmt.Sprintf("%d %s a policy the ledger does not know (policy_unknown): %s never checked, so %s cannot count as clean",
-			m.PolicyUnknown, plural(m.PolicyUnknown, "bundle names", "bundles name"),
-			plural(m.PolicyUnknown, "its trace was", "their traces were"), plural(m.PolicyUnknown, "it", "they"))
-	}
-	if m.Solved == 0 {
-		out[2].Reason = "no solved tasks in the window"
-	}
-	if m.RollbackCount == 0 {
-		out[3].Reason = "no rollbacks in the window (met: none failed to restore a clean state)"
-	}
-	return out
-}
-
 // f32 converts a float32 to the float64 with the same shortest decimal
 // form, so that JSON shows 0.6478 rather than 0.647800028324127.
 func f32(x float32) float64 {
@@ -202,30 +141,41 @@ func (w Window) filtered() bool { return w.Filter.Policy != nil || w.Filter.Mode
 // Report is a scorecard: the window, the metrics and the acceptance
 // criteria.
 type Report struct {
-	Window   Window
-	Metrics  Metrics
-	Criteria []Criterion
-	// Accepted reports whether every criterion is met.
+	Window Window
+	// Thresholds are the criteria's thresholds the report was judged
+	// against.
+	Thresholds Criteria
+	Metrics    Metrics
+	Criteria   []Criterion
+	// Status is the verdict: Accepted, NotAccepted, or Empty when the
+	// window holds no witness bundles (nothing was judged).
+	Status Status
+	// Accepted reports whether every criterion is met (Status Accepted).
 	Accepted bool
 	// DaysRead and BundlesRead say what the aggregation read: whole-day
 	// rollups and individual bundles of partial edge days.
 	DaysRead, BundlesRead int
 }
 
-// Build computes the scorecard of the bundles in w.
-func Build(r index.Reader, w Window) (*Report, error) {
+// Build computes the scorecard of the bundles in w and judges it against
+// the thresholds c (DefaultCriteria for ADR-035's).
+func Build(r index.Reader, w Window, c Criteria) (*Report, error) {
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("scorecard: %w", err)
+	}
 	t, err := index.Aggregate(r, w.Since, w.Until, w.Filter)
 	if err != nil {
 		return nil, fmt.Errorf("scorecard: %w", err)
 	}
-	c := CountsOf(t)
+	counts := CountsOf(t)
 	if w.filtered() {
-		if c.Rollbacks, c.RollbacksClean, err = filteredRollbacks(r, w); err != nil {
+		if counts.Rollbacks, counts.RollbacksClean, err = filteredRollbacks(r, w); err != nil {
 			return nil, fmt.Errorf("scorecard: %w", err)
 		}
 	}
-	m := Compute(c)
-	rep := &Report{Window: w, Metrics: m, Criteria: Criteria(m), Accepted: true, DaysRead: t.DaysRead, BundlesRead: t.BundlesRead}
+	m := Compute(counts)
+	rep := &Report{Window: w, Thresholds: c, Metrics: m, Criteria: c.Judge(m), DaysRead: t.DaysRead, BundlesRead: t.BundlesRead}
+	rep.Status, rep.Accepted = Verdict(m, rep.Criteria), true
 	for _, cr := range rep.Criteria {
 		rep.Accepted = rep.Accepted && cr.Met
 	}

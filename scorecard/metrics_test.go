@@ -2,6 +2,8 @@ package scorecard
 
 import (
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,7 +73,8 @@ func TestCriteria(t *testing.T) {
 		want   verdicts
 		reason string // a substring of some criterion's reason
 	}{
-		{"nothing", Counts{}, verdicts{false, true, false, true}, "no witness bundles"},
+		{"nothing", Counts{}, verdicts{false, false, false, false}, NotJudged},
+		{"rollbacks but no bundles", Counts{Rollbacks: 1, RollbacksClean: 1}, verdicts{false, false, false, false}, NotJudged},
 		{"exactly 60 of 100", Counts{Solved: 60, Failed: 40, EvidenceCompleteSolved: 60}, verdicts{true, true, true, true}, ""},
 		{"59 of 100", Counts{Solved: 59, Failed: 41, EvidenceCompleteSolved: 59}, verdicts{false, true, true, true}, ""},
 		{"3 of 5 with skips", Counts{Solved: 3, Skipped: 1, Errors: 1, EvidenceCompleteSolved: 3}, verdicts{true, true, true, true}, ""},
@@ -83,7 +86,7 @@ func TestCriteria(t *testing.T) {
 		{"clean rollbacks", Counts{Solved: 1, EvidenceCompleteSolved: 1, Rollbacks: 2, RollbacksClean: 2}, verdicts{true, true, true, true}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := Criteria(Compute(tc.in))
+			cs := DefaultCriteria().Judge(Compute(tc.in))
 			names := []string{"solve_rate", "policy_violations", "evidence_coverage", "rollback_correctness"}
 			var reasons []string
 			for i, c := range cs {
@@ -92,6 +95,9 @@ func TestCriteria(t *testing.T) {
 				}
 				if c.Met != tc.want[i] {
 					t.Errorf("%s met = %v, want %v (%+v)", c, c.Met, tc.want[i], c)
+				}
+				if c.Overridden {
+					t.Errorf("%s: overridden under the default criteria", c)
 				}
 				reasons = append(reasons, c.Reason)
 			}
@@ -102,11 +108,148 @@ func TestCriteria(t *testing.T) {
 	}
 }
 
+// TestJudgeThresholds judges counts against overridden thresholds, at and
+// around each bound, exactly (no float rounding decides a criterion).
+func TestJudgeThresholds(t *testing.T) {
+	ratio := func(s string) Ratio {
+		r, err := ParseRatio(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	with := func(f func(*Criteria)) Criteria {
+		c := DefaultCriteria()
+		f(&c)
+		return c
+	}
+	clean := Counts{Solved: 10, EvidenceCompleteSolved: 10}
+	for _, tc := range []struct {
+		name     string
+		criteria Criteria
+		in       Counts
+		metric   string
+		met      bool
+		str      string // the criterion as printed
+	}{
+		{"solve rate 0.5, 1 of 2", with(func(c *Criteria) { c.MinSolveRate = ratio("0.5") }), Counts{Solved: 1, Failed: 1, EvidenceCompleteSolved: 1}, "solve_rate", true, "solve_rate >= 0.50"},
+		{"solve rate 0.5, 1 of 3", with(func(c *Criteria) { c.MinSolveRate = ratio("0.5") }), Counts{Solved: 1, Failed: 2, EvidenceCompleteSolved: 1}, "solve_rate", false, "solve_rate >= 0.50"},
+		{"solve rate 0.1, 1 of 10 (0.1 is not a float64 below 1/10)", with(func(c *Criteria) { c.MinSolveRate = ratio("0.1") }), Counts{Solved: 1, Failed: 9, EvidenceCompleteSolved: 1}, "solve_rate", true, "solve_rate >= 0.10"},
+		{"solve rate 0.333333, 1 of 3", with(func(c *Criteria) { c.MinSolveRate = ratio("0.333333") }), Counts{Solved: 1, Failed: 2, EvidenceCompleteSolved: 1}, "solve_rate", true, "solve_rate >= 0.333333"},
+		{"solve rate 0.333334, 1 of 3", with(func(c *Criteria) { c.MinSolveRate = ratio("0.333334") }), Counts{Solved: 1, Failed: 2, EvidenceCompleteSolved: 1}, "solve_rate", false, "solve_rate >= 0.333334"},
+		{"solve rate 0, nothing solved", with(func(c *Criteria) { c.MinSolveRate = 0 }), Counts{Failed: 3}, "solve_rate", true, "solve_rate >= 0.00"},
+		{"solve rate 1, all solved", with(func(c *Criteria) { c.MinSolveRate = One }), clean, "solve_rate", true, "solve_rate >= 1.00"},
+		{"solve rate 1, 9 of 10", with(func(c *Criteria) { c.MinSolveRate = One }), Counts{Solved: 9, Failed: 1, EvidenceCompleteSolved: 9}, "solve_rate", false, "solve_rate >= 1.00"},
+		{"solve rate on huge counts", with(func(c *Criteria) { c.MinSolveRate = ratio("0.999999") }), Counts{Solved: 999_999_000_000, Failed: 1_000_000, EvidenceCompleteSolved: 1}, "solve_rate", true, "solve_rate >= 0.999999"},
+		{"solve rate on huge counts, one short", with(func(c *Criteria) { c.MinSolveRate = ratio("0.999999") }), Counts{Solved: 999_998_999_999, Failed: 1_000_001, EvidenceCompleteSolved: 1}, "solve_rate", false, "solve_rate >= 0.999999"},
+		{"3 violations allowed, 3", with(func(c *Criteria) { c.MaxPolicyViolations = 3 }), Counts{Solved: 1, EvidenceCompleteSolved: 1, Violations: 3}, "policy_violations", true, "policy_violations <= 3"},
+		{"3 violations allowed, 4", with(func(c *Criteria) { c.MaxPolicyViolations = 3 }), Counts{Solved: 1, EvidenceCompleteSolved: 1, Violations: 4}, "policy_violations", false, "policy_violations <= 3"},
+		{"violations allowed, policy unknown still fails", with(func(c *Criteria) { c.MaxPolicyViolations = 100 }), Counts{Solved: 1, EvidenceCompleteSolved: 1, PolicyUnknown: 1}, "policy_violations", false, "policy_violations <= 100"},
+		{"evidence 0.9, 9 of 10", with(func(c *Criteria) { c.MinEvidenceCoverage = ratio("0.9") }), Counts{Solved: 10, EvidenceCompleteSolved: 9}, "evidence_coverage", true, "evidence_coverage >= 0.90"},
+		{"evidence 0.9, 8 of 10", with(func(c *Criteria) { c.MinEvidenceCoverage = ratio("0.9") }), Counts{Solved: 10, EvidenceCompleteSolved: 8}, "evidence_coverage", false, "evidence_coverage >= 0.90"},
+		{"evidence 0.5, no solves", with(func(c *Criteria) { c.MinEvidenceCoverage = ratio("0.5") }), Counts{Failed: 1}, "evidence_coverage", false, "evidence_coverage >= 0.50"},
+		{"evidence 0, no solves", with(func(c *Criteria) { c.MinEvidenceCoverage = 0 }), Counts{Failed: 1}, "evidence_coverage", true, "evidence_coverage >= 0.00"},
+		{"rollbacks 0.5, 1 of 2", with(func(c *Criteria) { c.MinRollbackCorrectness = ratio("0.5") }), Counts{Solved: 1, EvidenceCompleteSolved: 1, Rollbacks: 2, RollbacksClean: 1}, "rollback_correctness", true, "rollback_correctness >= 0.50"},
+		{"rollbacks 0.75, 2 of 3", with(func(c *Criteria) { c.MinRollbackCorrectness = ratio("0.75") }), Counts{Solved: 1, EvidenceCompleteSolved: 1, Rollbacks: 3, RollbacksClean: 2}, "rollback_correctness", false, "rollback_correctness >= 0.75"},
+		{"rollbacks 0.75, none", with(func(c *Criteria) { c.MinRollbackCorrectness = ratio("0.75") }), clean, "rollback_correctness", true, "rollback_correctness >= 0.75"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.criteria.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			var got *Criterion
+			cs := tc.criteria.Judge(Compute(tc.in))
+			for i := range cs {
+				if cs[i].Metric == tc.metric {
+					got = &cs[i]
+				}
+				overridden := slices.Contains(tc.criteria.Overridden(), cs[i].Metric)
+				if cs[i].Overridden != overridden {
+					t.Errorf("%s: overridden %v, want %v", cs[i], cs[i].Overridden, overridden)
+				}
+			}
+			if got == nil {
+				t.Fatalf("no criterion %s", tc.metric)
+			}
+			if got.Met != tc.met || got.String() != tc.str {
+				t.Errorf("%s met %v, want %s met %v", got, got.Met, tc.str, tc.met)
+			}
+		})
+	}
+}
+
+func TestCriteriaOverridden(t *testing.T) {
+	d := DefaultCriteria()
+	if o := d.Overridden(); o == nil || len(o) != 0 {
+		t.Errorf("defaults: overridden %#v, want an empty list", o)
+	}
+	c := d
+	c.MinSolveRate, c.MinRollbackCorrectness = 700_000, 900_000
+	if o := c.Overridden(); !slices.Equal(o, []string{"solve_rate", "rollback_correctness"}) {
+		t.Errorf("overridden %v", o)
+	}
+	cs := c.Judge(Compute(Counts{Solved: 1, EvidenceCompleteSolved: 1}))
+	if cs[0].DefaultString() != "solve_rate >= 0.60" || cs[3].DefaultString() != "rollback_correctness == 1.00" || cs[3].String() != "rollback_correctness >= 0.90" {
+		t.Errorf("strings: %q %q %q", cs[0].DefaultString(), cs[3].DefaultString(), cs[3].String())
+	}
+	if cs[0].Threshold != 0.7 || cs[0].Default != 0.6 || !cs[0].Overridden || cs[1].Overridden {
+		t.Errorf("criteria: %+v", cs)
+	}
+	for _, bad := range []Criteria{{MinSolveRate: One + 1}, {MinEvidenceCoverage: -1}, {MaxPolicyViolations: -1}} {
+		if err := bad.Validate(); !errors.Is(err, ErrThreshold) {
+			t.Errorf("Validate(%+v) = %v", bad, err)
+		}
+	}
+}
+
+func TestParseRatio(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Ratio
+		ok   bool
+	}{
+		{"0.6", 600_000, true}, {"0.60", 600_000, true}, {"1", One, true}, {"1.0", One, true}, {"1.000000", One, true},
+		{"0", 0, true}, {"0.000001", 1, true}, {"0.955", 955_000, true},
+		{"1.000001", 0, false}, {"2", 0, false}, {"0.1234567", 0, false}, {"-0.5", 0, false}, {".5", 0, false},
+		{"5.", 0, false}, {"", 0, false}, {"0,5", 0, false}, {"60%", 0, false}, {"10", 0, false}, {"0x1", 0, false}, {"+0.5", 0, false},
+	} {
+		got, err := ParseRatio(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseRatio(%q) = %v, %v; want %v ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrThreshold) {
+			t.Errorf("ParseRatio(%q): %v does not wrap ErrThreshold", tc.in, err)
+		}
+	}
+	for r, want := range map[Ratio]string{600_000: "0.60", One: "1.00", 0: "0.00", 955_000: "0.955", 1: "0.000001"} {
+		if r.String() != want {
+			t.Errorf("Ratio(%d) = %q, want %q", r, r.String(), want)
+		}
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		in   Counts
+		want Status
+	}{
+		{Counts{}, Empty},
+		{Counts{Rollbacks: 3}, Empty},
+		{Counts{Solved: 1, EvidenceCompleteSolved: 1}, Accepted},
+		{Counts{Failed: 1}, NotAccepted},
+	} {
+		m := Compute(tc.in)
+		if got := Verdict(m, DefaultCriteria().Judge(m)); got != tc.want {
+			t.Errorf("Verdict(%+v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestCriterionString(t *testing.T) {
 	want := []string{"solve_rate >= 0.60", "policy_violations == 0", "evidence_coverage == 1.00", "rollback_correctness == 1.00"}
-	for i, c := range Criteria(Metrics{}) {
-		if c.String() != want[i] {
-			t.Errorf("criterion %d = %q, want %q", i, c, want[i])
+	for i, c := range DefaultCriteria().Judge(Metrics{}) {
+		if c.String() != want[i] || c.DefaultString() != want[i] {
+			t.Errorf("criterion %d = %q (default %q), want %q", i, c, c.DefaultString(), want[i])
 		}
 	}
 }
@@ -128,7 +271,7 @@ func TestMetricsJSON(t *testing.T) {
 	if !strings.Contains(string(b), `"solve_rate":0.6666667`) {
 		t.Errorf("solve_rate not in float32 shortest form: %s", b)
 	}
-	c := Criteria(Compute(Counts{Solved: 2, Failed: 1}))
+	c := DefaultCriteria().Judge(Compute(Counts{Solved: 2, Failed: 1}))
 	if c[0].Value != 0.6666667 {
 		t.Errorf("criterion value %v, want 0.6666667", c[0].Value)
 	}

@@ -142,20 +142,24 @@ type Row struct {
 	Regressions int64 `json:"regressions"`
 }
 
-// Trend reports the bundles created in [since, until), cut into periods of
-// g. Zero times leave the window open: it then starts with the period of
-// the first bundle and ends with the period of the last, and periods are
-// whole; a given since or until clips the first or last period (Partial).
-// Periods without bundles inside the range are kept (with zeros), so that
-// the rows are evenly spaced in time. It returns no rows when the window
-// holds no bundle days.
+// Trend reports the bundles of w (created in [w.Since, w.Until), under
+// w.Filter), cut into periods of g. Zero times leave the window open: it
+// then starts with the period of the first bundle (of the filter) and ends
+// with the period of the last, and periods are whole; a given Since or
+// Until clips the first or last period (Partial). Periods without bundles
+// inside the range are kept (with zeros), so that the rows are evenly
+// spaced in time. It returns no rows when the window holds no bundle days.
 //
-// Regressions are counted per day of the index's regression entries: a
-// task counts in a period when it failed or errored on one of the
-// period's days after its first solve, and that first solve lies before
-// the period's (nominal) start.
-func Trend(r index.Reader, g Granularity, since, until time.Time) ([]Row, []Period, error) {
-	first, last, ok, err := index.BundleDays(r)
+// Regressions are counted per day: a task counts in a period when it
+// failed or errored on one of the period's days after its first solve, and
+// that first solve lies before the period's (nominal) start. Without a
+// filter they come from the index's regression entries; under a policy or
+// mode filter only the filter's bundles count (a task solved under another
+// policy has not regressed under this one), so the bundles of the tasks
+// that have regression entries in the window are read, from the first
+// bundle to the window's end (see FilteredRegressions).
+func Trend(r index.Reader, g Granularity, w Window) ([]Row, []Period, error) {
+	first, last, ok, err := index.BundleDaysMatching(r, w.Filter)
 	if err != nil {
 		return nil, nil, fmt.Errorf("trend: %w", err)
 	}
@@ -163,11 +167,11 @@ func Trend(r index.Reader, g Granularity, since, until time.Time) ([]Row, []Peri
 		return nil, nil, nil
 	}
 	from, to := g.Floor(first.Start()), g.Next(g.Floor(last.Start()))
-	if !since.IsZero() && since.After(from) {
-		from = since
+	if !w.Since.IsZero() && w.Since.After(from) {
+		from = w.Since
 	}
-	if !until.IsZero() && until.Before(to) {
-		to = until
+	if !w.Until.IsZero() && w.Until.Before(to) {
+		to = w.Until
 	}
 	if !to.After(from) {
 		return nil, nil, nil
@@ -175,7 +179,7 @@ func Trend(r index.Reader, g Granularity, since, until time.Time) ([]Row, []Peri
 	periods := g.Periods(from, to)
 	rows := make([]Row, len(periods))
 	for i, p := range periods {
-		t, err := index.Aggregate(r, p.Start, p.End, index.AnyBundle)
+		t, err := index.Aggregate(r, p.Start, p.End, w.Filter)
 		if err != nil {
 			return nil, nil, fmt.Errorf("trend: period %s: %w", p.Label, err)
 		}
@@ -185,10 +189,66 @@ func Trend(r index.Reader, g Granularity, since, until time.Time) ([]Row, []Peri
 	if err != nil {
 		return nil, nil, fmt.Errorf("trend: regressions: %w", err)
 	}
+	if w.filtered() {
+		if regs, err = FilteredRegressions(r, w.Filter, regs, to); err != nil {
+			return nil, nil, fmt.Errorf("trend: regressions: %w", err)
+		}
+	}
 	for i, n := range CountRegressions(regs, periods) {
 		rows[i].Regressions = n
 	}
 	return rows, periods, nil
+}
+
+// FilteredRegressions returns the regressions of the bundles that match f:
+// for each task of entries (the index's regression entries of the days in
+// question, which hold every task that can have one under f), the failed
+// or errored bundles created before until that match f and follow a solve
+// matching f, each with the task's first such solve. It reads the
+// filter's bundles from the first to until, keeping only those tasks.
+func FilteredRegressions(r index.Reader, f index.Filter, entries []index.Regression, until time.Time) ([]index.Regression, error) {
+	type state struct {
+		solved bool
+		first  time.Time
+	}
+	tasks := map[string]*state{}
+	days := map[index.Day]bool{}
+	for _, e := range entries {
+		tasks[e.Task] = &state{}
+		days[e.Day] = true
+	}
+	if len(tasks) == 0 {
+		return nil, nil
+	}
+	var out []index.Regression
+	seen := map[index.Regression]bool{}
+	err := index.Bundles(r, time.Time{}, until, f, func(b index.BundleRecord) error {
+		st := tasks[b.Task]
+		if st == nil {
+			return nil
+		}
+		switch b.Outcome {
+		case index.OutcomeSolved:
+			if !st.solved {
+				st.solved, st.first = true, b.Created
+			}
+		case index.OutcomeFailed, index.OutcomeError:
+			day := index.DayOf(b.Created)
+			if !st.solved || !st.first.Before(b.Created) || !days[day] {
+				return nil
+			}
+			reg := index.Regression{Day: day, Task: b.Task, FirstSolved: st.first}
+			if !seen[reg] {
+				seen[reg] = true
+				out = append(out, reg)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // lastDay returns the day of the last instant before t.

@@ -23,14 +23,17 @@ func appendCommand(e *env) *cli.Command {
 			"receipt they continue whatever order the files were given in. A document whose identity is already\n" +
 			"in the ledger is refused: replay when its bytes are identical, conflict when they differ. Inputs are\n" +
 			"regular files (symbolic links followed), directories (every file below) or - (standard input);\n" +
-			"FIFOs and devices are refused, and a document may be at most 64 MiB.\n\n" +
+			"FIFOs and devices are refused, and a document may be at most 64 MiB. With --replay-ok a replay\n" +
+			"(a byte-identical copy of a document already in the ledger) counts as success and is reported as\n" +
+			"\"already present, seq N\" (JSON: status replay with that reason); a conflict is still refused.\n\n" +
 			exitCodeHelp + "\n   5  some input was refused as a replay or conflict",
 		Flags: []cli.Flag{
 			dirFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per input per line"},
 			&cli.BoolFlag{Name: "allow-unsigned", Usage: "admit documents that carry no signature"},
 			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles, besides registered keys (repeatable)"},
-			&cli.StringFlag{Name: "trusted-signers", Usage: "file of Ed25519 public keys (one per line) allowed to sign"},
+			&cli.StringFlag{Name: "trusted-signers", Usage: "file of Ed25519 public keys (one per line) allowed to sign, for this call in place of the ledger's trusted signers (ledger trust)"},
+			&cli.BoolFlag{Name: "replay-ok", Usage: "a byte-identical replay of a document already in the ledger is success (exit 0), not a refusal; conflicts still exit 5"},
 			&cli.IntFlag{Name: "batch", Usage: "append in durable batches of at most N inputs, each reported as it is acknowledged (default 4096; batches also stop at 64 MiB)"},
 		},
 		Action: func(c *cli.Context) error { return runAppend(c, e) },
@@ -100,10 +103,13 @@ func runAppend(c *cli.Context, e *env) error {
 		}}
 	}
 	worst := exitOK
-	asJSON := c.Bool("json")
+	asJSON, replayOK := c.Bool("json"), c.Bool("replay-ok")
 	bar := e.newProgress("append", "documents", int64(len(docs)))
 	defer bar.done()
 	err = l.AppendStream(c.Context, docs, admit.StreamOptions{Options: opts, MaxEvents: batch}, func(o ledger.Outcome) error {
+		if replayOK && o.Status == ledger.StatusReplay {
+			return writeAlreadyPresent(e, asJSON, o)
+		}
 		worst = worse(worst, outcomeExit(o))
 		bar.clear()
 		defer bar.add(1)

@@ -53,6 +53,9 @@ func jsonShapes() map[string]jsonShape {
 		"rebuild":      {rebuildJSON{}, "one object"},
 		"audit":        {auditJSON{}, "one object"},
 		"refusals":     {refusalJSON{}, "one object per record, oldest first"},
+		"trust add":    {trustChangeJSON{}, "one object per key, in signer order"},
+		"trust list":   {trustJSON{}, "one object"},
+		"trust remove": {trustChangeJSON{}, "one object"},
 		"version":      {versionJSON{}, "one object"},
 	}
 }

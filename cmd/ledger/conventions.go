@@ -32,6 +32,7 @@ var exitCodes = []exitCode{
 	{exitNotAccepted, "(scorecard) some ADR-035 acceptance criterion is not met"},
 	{exitDamaged, "the ledger is damaged or its stored data was altered: it serves no answer it cannot check"},
 	{exitBusy, "the ledger is busy: another process held it for longer than --wait (LEDGER_WAIT, default 5s; 0 does not wait); the message names the holder"},
+	{exitEmptyWindow, "(scorecard) the window holds no witness bundles: nothing was judged"},
 }
 
 // appDescription is the text of `ledger --help` below the usage line.

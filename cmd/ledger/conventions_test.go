@@ -160,6 +160,10 @@ func TestUsageErrors(t *testing.T) {
 		"policy add":   {{args: with("policy", "add"), mention: "FILE"}, {args: with("policy", "add", "a", "b"), mention: "FILE"}},
 		"policy list":  {{args: with("policy", "list", "x"), mention: "no arguments"}},
 		"rebuild":      {{args: with("rebuild", "x"), mention: "no arguments"}},
+		"trust":        {{args: []string{"trust"}, mention: "add, list, remove"}, {args: []string{"trust", "nosuch"}, mention: "nosuch"}},
+		"trust add":    {{args: with("trust", "add"), mention: "FILE"}, {args: with("trust", "add", "a", "b"), mention: "FILE"}},
+		"trust list":   {{args: with("trust", "list", "x"), mention: "no arguments"}},
+		"trust remove": {{args: with("trust", "remove"), mention: "KEY"}, {args: with("trust", "remove", "not-a-key"), mention: "trust remove"}},
 		"refusals":     {{args: with("refusals", "x"), mention: "no arguments"}, {args: with("refusals", "--reason", "boredom"), mention: "boredom"}, {args: with("refusals", "--keep", "-1"), mention: "--keep"}, {args: with("refusals", "--keep", "5", "--json"), mention: "--json"}, {args: with("refusals", "--since", "soon"), mention: "--since"}},
 		"audit":        {{args: with("audit", "x"), mention: "no arguments"}, {args: with("audit", "--max-problems", "lots"), mention: "max-problems"}},
 		"version":      {{args: []string{"version", "x"}, mention: "no arguments"}},
@@ -606,6 +610,7 @@ func TestJSONShapesComplete(t *testing.T) {
 		"key":        "a group",
 		"policy":     "a group",
 		"completion": "prints a script",
+		"trust":      "a group",
 	}
 	for p := range commandPaths(t) {
 		if !withJSON[p] && noJSON[p] == "" {

@@ -31,6 +31,7 @@
 //	8  the ledger is busy: another process held it for longer than --wait
 //	   (LEDGER_WAIT, default 5s; 0 does not wait); the message names the
 //	   holder from DIR/lock.info
+//	9  (scorecard) the window holds no witness bundles: nothing was judged
 //
 // When inputs fail in several ways the lowest failure code is returned.
 package main

@@ -21,13 +21,15 @@ func exportCommand(e *env) *cli.Command {
 		Name:      "export",
 		Usage:     "write every event to a zstd-compressed JSON Lines archive",
 		ArgsUsage: "FILE | -",
-		Description: "The archive starts with the signed checkpoint of its size. Every document is checked against\n" +
-			"its leaf and every leaf against the signed tree as it is written; an altered event stops the\n" +
-			"export with an error naming it (exit 7) and no archive is left behind. FILE must not exist;\n" +
-			"- writes to standard output.",
+		Description: "The archive starts with the signed checkpoint of its size, then the ledger's settings: every\n" +
+			"setting (registered policies, trusted signers, and any other) with its bytes, and the registered\n" +
+			"HMAC keys by name and key id, never their secrets (import asks for them); the log key signs the\n" +
+			"settings with the archive's size and root. Every document is checked against its leaf and every\n" +
+			"leaf against the signed tree as it is written; an altered event stops the export with an error\n" +
+			"naming it (exit 7) and no archive is left behind. FILE must not exist; - writes to standard output.",
 		Flags: []cli.Flag{
 			dirFlag(),
-			&cli.BoolFlag{Name: "json", Usage: "print the file, events and tree root as one JSON object (not with -)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the file, events, tree root and settings exported as one JSON object (not with -)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -56,9 +58,9 @@ func exportCommand(e *env) *cli.Command {
 				return exitf(exitInternal, "export %s: %w", path, err)
 			}
 			if c.Bool("json") {
-				return writeJSONLine(e.stdout, exportJSON{File: path, Events: st.Events, Root: b64(st.Root[:])})
+				return writeJSONLine(e.stdout, exportJSON{File: path, Events: st.Events, Root: b64(st.Root[:]), Settings: st.Settings, HMACKeys: st.Secrets})
 			}
-			_, _ = fmt.Fprintf(e.stdout, "exported %d events to %s (tree root %s, signed)\n", st.Events, path, b64(st.Root[:]))
+			_, _ = fmt.Fprintf(e.stdout, "exported %d events to %s (tree root %s, signed)%s\n", st.Events, path, b64(st.Root[:]), exportedSettings(st))
 			return nil
 		},
 	}
@@ -107,12 +109,21 @@ func importCommand(e *env) *cli.Command {
 		ArgsUsage: "FILE | -",
 		Description: "Each document is decoded and verified again and appended with its original arrival time into a\n" +
 			"staging directory beside --dir, which replaces --dir only when every event was re-created\n" +
-			"identically, the tree root equals the archive's and the archive's signed checkpoint verifies.\n" +
-			"A failed or interrupted import leaves --dir as it was. --dir must be an empty ledger (its key,\n" +
-			"origin and settings are kept) or not exist (a new ledger with the archive's origin and a new key).",
+			"identically, the tree root equals the archive's and the archive's signed checkpoint (and settings)\n" +
+			"verify. A failed or interrupted import leaves --dir as it was. --dir must be an empty ledger (its\n" +
+			"key, origin and settings are kept) or not exist (a new ledger with the archive's origin and a new key).\n\n" +
+			"The archive's settings are restored. Its registered HMAC keys travel by name and key id only: give\n" +
+			"each secret with --hmac-key NAME=FILE or --hmac-key-dir DIR (DIR/NAME), or a --hmac-key-file\n" +
+			"with the same key id; when standard input is a terminal and the archive is not read from it,\n" +
+			"import asks for a missing one (not echoed; the key's bytes, or its hex). A key still missing fails\n" +
+			"the import before anything is written, naming each key and its id (exit 2); a secret whose key id\n" +
+			"is not the archive's (exit 4) and a setting or key of the target ledger that differs from the\n" +
+			"archive's under the same name (exit 4) fail it too.",
 		Flags: []cli.Flag{
 			dirFlag(),
-			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles, besides registered keys (repeatable)"},
+			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles, besides registered keys (repeatable); restores an archived key with the same key id"},
+			&cli.StringSliceFlag{Name: "hmac-key", Usage: "the secret of the archive's HMAC key `NAME=FILE` (repeatable); its key id must be the archive's"},
+			&cli.StringFlag{Name: "hmac-key-dir", Usage: "directory holding a key file per archived HMAC key, named as the key (`DIR`/NAME)"},
 			&cli.StringFlag{Name: "archive-key", Usage: "the verifier key (or a file holding it) the archive's checkpoint must verify under; default: the key the archive names"},
 			&cli.BoolFlag{Name: "json", Usage: "print the archive, directory, events, tree root and signer as one JSON object"},
 		},
@@ -136,6 +147,9 @@ func importCommand(e *env) *cli.Command {
 				opts.VerifierKey = vkey
 			}
 			path := c.Args().First()
+			if err := readImportSecrets(c, e, path, &opts); err != nil {
+				return err
+			}
 			var r io.Reader = e.stdin
 			if path != "-" {
 				f, err := openRegular(path)
@@ -159,6 +173,10 @@ func importCommand(e *env) *cli.Command {
 			switch {
 			case errors.Is(err, ledger.ErrNotLedger):
 				return usageErrorf("import into %s: %v", dir, err)
+			case errors.Is(err, admit.ErrMissingSecret):
+				return usageErrorf("import %s: %v; give each with --hmac-key NAME=FILE or --hmac-key-dir DIR (%s was left as it was)", path, err, dir)
+			case errors.Is(err, admit.ErrWrongSecret):
+				return exitf(exitInvalid, "import %s: %v (%s was left as it was)", path, err, dir)
 			case errors.Is(err, ledger.ErrImport):
 				return exitf(exitInvalid, "import %s: %v (%s was left as it was)", path, err, dir)
 			case err != nil:
@@ -175,7 +193,7 @@ func importCommand(e *env) *cli.Command {
 			if st.Signer != "" {
 				signed = "; its signed checkpoint verifies under " + st.Signer
 			}
-			_, _ = fmt.Fprintf(e.stdout, "imported %d events into %s; tree root %s matches the archive%s\n", st.Events, dir, b64(st.Root[:]), signed)
+			_, _ = fmt.Fprintf(e.stdout, "imported %d events into %s; tree root %s matches the archive%s%s\n", st.Events, dir, b64(st.Root[:]), signed, importedSettings(st))
 			return nil
 		},
 	}

@@ -135,6 +135,10 @@ type exportJSON struct {
 	Events int64  `json:"events"`
 	// Root is the tree root of the archive's signed checkpoint.
 	Root string `json:"root"`
+	// Settings and HMACKeys count the settings and the HMAC keys (by name
+	// and key id, never the secret) the archive carries.
+	Settings int `json:"settings"`
+	HMACKeys int `json:"hmac_keys"`
 }
 
 // importJSON is import's report. Signer is the verifier key the archive's

@@ -154,6 +154,7 @@ func newApp(e *env) *cli.App {
 			proveCommand(e),
 			verifyProofCommand(e),
 			keyCommand(e),
+			trustCommand(e),
 			exportCommand(e),
 			importCommand(e),
 			scorecardCommand(e),

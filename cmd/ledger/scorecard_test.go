@@ -358,14 +358,20 @@ func TestScorecardMatchesIndependentComputation(t *testing.T) {
 				}
 			}
 			want := expected(t, w, facts, rbs, hash)
-			code := exitNotAccepted
-			if want["accepted"] == 1 {
-				code = exitOK
+			code, status := exitNotAccepted, "not_accepted"
+			switch {
+			case want["total_tasks"] == 0:
+				code, status = exitEmptyWindow, "empty"
+			case want["accepted"] == 1:
+				code, status = exitOK, "accepted"
 			}
 			out := mustRun(t, code, append([]string{"scorecard", "--json", "--dir", dir}, w.args()...)...)
 			var got map[string]any
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("%v: %s", err, out)
+			}
+			if got["status"] != status {
+				t.Errorf("status = %v, want %s", got["status"], status)
 			}
 			for key, v := range want {
 				if key == "accepted" {
@@ -445,11 +451,18 @@ func TestProjectionCommandsGolden(t *testing.T) {
 		{"scorecard.txt", exitNotAccepted, []string{"scorecard"}},
 		{"scorecard-last-two-weeks.txt", exitOK, []string{"scorecard", "--since", "2026-02-16"}},
 		{"scorecard-autonomous.jsonl", exitNotAccepted, []string{"scorecard", "--json", "--policy", "autonomous", "--since", "2026-01-20T12:00:00Z", "--until", "2026-02-10"}},
-		{"scorecard-registered-policy.txt", exitNotAccepted, []string{"scorecard", "--policy", "read-grep-small"}},
+		{"scorecard-registered-policy.txt", exitEmptyWindow, []string{"scorecard", "--policy", "read-grep-small"}},
+		{"scorecard-thresholds.txt", exitOK, []string{"scorecard", "--min-solve-rate", "0.5", "--max-violations", "12", "--min-evidence-coverage", "0.95", "--min-rollback-correctness", "0.9"}},
+		{"scorecard-threshold-exact.jsonl", exitOK, []string{"scorecard", "--json", "--since", "2026-02-16", "--min-solve-rate", "0.8"}}, // 48 of 60
+		{"scorecard-threshold-unmet.txt", exitNotAccepted, []string{"scorecard", "--since", "2026-02-16", "--min-solve-rate", "0.800001"}},
+		{"scorecard-empty.jsonl", exitEmptyWindow, []string{"scorecard", "--json", "--since", "2026-03-05", "--max-violations", "3"}},
 		{"trend-week.txt", exitOK, []string{"trend"}},
 		{"trend-day.jsonl", exitOK, []string{"trend", "--by", "day", "--since", "2026-02-20T12:00:00Z", "--json"}},
 		{"trend-month.txt", exitOK, []string{"trend", "--by", "month"}},
 		{"trend-clipped.txt", exitOK, []string{"trend", "--by", "week", "--since", "2026-01-14", "--until", "2026-02-04T12:00:00Z"}},
+		{"trend-autonomous.txt", exitOK, []string{"trend", "--policy", "autonomous"}},
+		{"trend-mode-restricted.jsonl", exitOK, []string{"trend", "--by", "month", "--mode", "restricted", "--json"}},
+		{"trend-registered-policy.txt", exitOK, []string{"trend", "--policy", "read-grep-small"}},
 		{"reputation.txt", exitOK, []string{"reputation", "--at", demoAt}},
 		{"reputation-since.jsonl", exitOK, []string{"reputation", "--at", demoAt, "--since", "2026-02-16", "--json", "--limit", "3"}},
 		{"reputation-signers.txt", exitOK, []string{"reputation", "--signers", "--at", demoAt}},
@@ -532,7 +545,17 @@ func TestProjectionCommandErrors(t *testing.T) {
 		{[]string{"scorecard", "--policy", "nosuch"}, exitUsage, "no policy has that name"},
 		{[]string{"scorecard", "--mode", "yolo"}, exitUsage, "--mode"},
 		{[]string{"scorecard", "--mode", "256"}, exitUsage, "--mode"},
-		{[]string{"scorecard"}, exitNotAccepted, ""},
+		{[]string{"scorecard"}, exitEmptyWindow, ""},
+		{[]string{"scorecard", "--min-solve-rate", "1.5"}, exitUsage, "--min-solve-rate"},
+		{[]string{"scorecard", "--min-solve-rate", "60%"}, exitUsage, "from 0 to 1"},
+		{[]string{"scorecard", "--min-evidence-coverage", "0.1234567"}, exitUsage, "at most 6 decimals"},
+		{[]string{"scorecard", "--min-rollback-correctness", "-1"}, exitUsage, "--min-rollback-correctness"},
+		{[]string{"scorecard", "--max-violations", "-1"}, exitUsage, "--max-violations"},
+		{[]string{"scorecard", "--max-violations", "1.5"}, exitUsage, "whole number"},
+		{[]string{"scorecard", "--min-solve-rate", "0", "--min-evidence-coverage", "0"}, exitEmptyWindow, ""},
+		{[]string{"trend", "--policy", "nosuch"}, exitUsage, "no policy has that name"},
+		{[]string{"trend", "--mode", "yolo"}, exitUsage, "--mode"},
+		{[]string{"trend", "--mode", "autonomous"}, exitOK, ""},
 		{[]string{"trend", "--by", "year"}, exitUsage, "day, week or month"},
 		{[]string{"trend", "--plot", "chart.pdf"}, exitUsage, ".svg or .png"},
 		{[]string{"trend", "--plot", "chart.png"}, exitUsage, "nothing to plot"},

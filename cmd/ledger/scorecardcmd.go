@@ -37,6 +37,14 @@ func openQuery(c *cli.Context, e *env) (*admit.Ledger, *ledger.Snapshot, error) 
 	return l, l.Snapshot(), nil
 }
 
+func policyFilterFlag() cli.Flag {
+	return &cli.StringFlag{Name: "policy", Usage: "only bundles under this policy: 16-hex hash or name (restricted, approved, autonomous, or a registered policy's)"}
+}
+
+func modeFilterFlag() cli.Flag {
+	return &cli.StringFlag{Name: "mode", Usage: "only bundles of this governance mode: restricted, approved, autonomous or 0..255"}
+}
+
 func sinceFlag(what string) cli.Flag {
 	return &cli.StringFlag{Name: "since", Usage: "only " + what + " at or after T (date, RFC 3339, or 24h/7d/2w back)"}
 }
@@ -87,16 +95,21 @@ func scorecardCommand(e *env) *cli.Command {
 			"any bundle names a policy the ledger does not know (policy_unknown): its trace was never\n" +
 			"checked. Rollbacks are counted by their own time; under --policy or --mode, those that follow\n" +
 			"a bundle of that policy or mode (the task's latest bundle appended before the rollback).\n\n" +
-			"Exit code 0 when every criterion is met, 6 when one is not (so CI can gate on it),\n" +
-			"2 on a usage error, 1 on an internal error.",
-		Flags: []cli.Flag{
+			"The thresholds are ADR-035's unless --min-solve-rate, --max-violations, --min-evidence-coverage\n" +
+			"or --min-rollback-correctness overrides them; the output names every overridden threshold\n" +
+			"(JSON: each criterion's threshold, default and overridden, and the top-level overridden list).\n" +
+			"--json adds status: accepted, not_accepted or empty.\n\n" +
+			"Exit code 0 when every criterion is met, 6 when one is not, 9 when the window holds no\n" +
+			"witness bundles (nothing to judge), so CI can gate on it; 2 on a usage error, 1 on an\n" +
+			"internal error.",
+		Flags: append([]cli.Flag{
 			dirFlag(),
 			sinceFlag("bundles created"),
 			untilFlag("bundles created"),
-			&cli.StringFlag{Name: "policy", Usage: "only bundles under this policy: 16-hex hash or name (restricted, approved, autonomous, or a registered policy's)"},
-			&cli.StringFlag{Name: "mode", Usage: "only bundles of this governance mode: restricted, approved, autonomous or 0..255"},
-			&cli.BoolFlag{Name: "json", Usage: "print the scorecard as one JSON object keyed by the metric names"},
-		},
+			policyFilterFlag(),
+			modeFilterFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print the scorecard as one JSON object keyed by the metric names, with criteria, status and overridden"},
+		}, thresholdFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
 				return usageErrorf("scorecard takes no arguments")
@@ -106,6 +119,10 @@ func scorecardCommand(e *env) *cli.Command {
 				return err
 			}
 			mode, err := resolveMode(c.String("mode"))
+			if err != nil {
+				return err
+			}
+			criteria, err := readCriteria(c)
 			if err != nil {
 				return err
 			}
@@ -120,7 +137,7 @@ func scorecardCommand(e *env) *cli.Command {
 				return err
 			}
 			w := scorecard.Window{Since: since, Until: until, Filter: index.Filter{Policy: policy, Mode: mode}}
-			rep, err := scorecard.Build(snap, w)
+			rep, err := scorecard.Build(snap, w, criteria)
 			if err != nil {
 				return exitf(exitInternal, "%w", err)
 			}
@@ -132,7 +149,10 @@ func scorecardCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if !rep.Accepted {
+			switch rep.Status {
+			case scorecard.Empty:
+				return &exitError{code: exitEmptyWindow}
+			case scorecard.NotAccepted:
 				return &exitError{code: exitNotAccepted}
 			}
 			return nil
@@ -150,6 +170,11 @@ type scorecardJSON struct {
 	scorecard.Metrics
 	Criteria []scorecard.Criterion `json:"criteria"`
 	Accepted bool                  `json:"accepted"`
+	// Status is accepted, not_accepted or empty (no bundles: nothing
+	// judged, exit code 9).
+	Status scorecard.Status `json:"status"`
+	// Overridden lists the metrics whose thresholds are not ADR-035's.
+	Overridden []string `json:"overridden"`
 }
 
 func optTime(t time.Time) *string {
@@ -162,7 +187,7 @@ func optTime(t time.Time) *string {
 
 func toScorecardJSON(rep *scorecard.Report) scorecardJSON {
 	j := scorecardJSON{Since: optTime(rep.Window.Since), Until: optTime(rep.Window.Until), Metrics: rep.Metrics,
-		Criteria: rep.Criteria, Accepted: rep.Accepted}
+		Criteria: rep.Criteria, Accepted: rep.Accepted, Status: rep.Status, Overridden: rep.Thresholds.Overridden()}
 	if p := rep.Window.Filter.Policy; p != nil {
 		s := hex.EncodeToString(p)
 		j.Policy = &s
@@ -186,6 +211,19 @@ func windowText(since, until time.Time) string {
 	return formatTime(since) + " to " + formatTime(until)
 }
 
+// filterScope describes a --policy/--mode filter for a trend ("" for
+// none).
+func filterScope(policyLabel, modeArg string) string {
+	var parts []string
+	if policyLabel != "" {
+		parts = append(parts, "policy "+policyLabel)
+	}
+	if modeArg != "" {
+		parts = append(parts, "mode "+modeArg)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg string, paint painter) {
 	m := rep.Metrics
 	scope := "every policy"
@@ -198,6 +236,10 @@ func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg str
 		scope += ", every mode"
 	}
 	_, _ = fmt.Fprintf(w, "scorecard of the witness bundles created %s (%s)\n", windowText(rep.Window.Since, rep.Window.Until), scope)
+	if rep.Status == scorecard.Empty {
+		printEmptyScorecard(w, rep)
+		return
+	}
 	rows := [][]string{
 		{"total_tasks", thousands(m.TotalTasks), ""},
 		{"solved", thousands(m.Solved), ""},
@@ -217,7 +259,8 @@ func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg str
 		{"solve_rate", fmt.Sprintf("%.4f", m.SolveRate), ""},
 	}
 	printTable(w, "  ", nil, rows, []bool{false, true, false})
-	_, _ = fmt.Fprintln(w, "\nacceptance criteria (ADR-035 section 4.1)")
+	over := rep.Thresholds.Overridden()
+	_, _ = fmt.Fprintf(w, "\nacceptance criteria (ADR-035 section 4.1%s)\n", overriddenNote(over))
 	var crit [][]string
 	unmet := 0
 	for _, cr := range rep.Criteria {
@@ -228,19 +271,68 @@ func printScorecard(w io.Writer, rep *scorecard.Report, policyLabel, modeArg str
 		}
 		value := strconv.FormatFloat(cr.Value, 'f', 4, 64)
 		switch cr.Metric {
-		case "policy_violations":
+		case scorecard.MetricPolicyViolations:
 			value = strconv.FormatFloat(cr.Value, 'f', 0, 64)
-		case "rollback_correctness":
+		case scorecard.MetricRollbackCorrectness:
 			value += fmt.Sprintf(" (%d/%d)", m.RollbacksRestoredClean, m.RollbackCount)
 		}
-		crit = append(crit, []string{cr.String(), value, verdict, cr.Reason})
+		crit = append(crit, []string{cr.String(), value, verdict, criterionNote(cr)})
 	}
 	printTable(w, "  ", nil, crit, []bool{false, true, false, false})
-	if rep.Accepted {
-		_, _ = fmt.Fprintln(w, "accepted: every criterion is met")
-	} else {
-		_, _ = fmt.Fprintf(w, "not accepted: %d of %d criteria not met (exit code %d)\n", unmet, len(rep.Criteria), exitNotAccepted)
+	suffix := ""
+	if len(over) > 0 {
+		suffix = " (thresholds overridden: " + strings.Join(over, ", ") + ")"
 	}
+	if rep.Accepted {
+		_, _ = fmt.Fprintf(w, "accepted: every criterion is met%s\n", suffix)
+	} else {
+		_, _ = fmt.Fprintf(w, "not accepted: %d of %d criteria not met%s (exit code %d)\n", unmet, len(rep.Criteria), suffix, exitNotAccepted)
+	}
+}
+
+// overriddenNote says how many thresholds are not ADR-035's.
+func overriddenNote(over []string) string {
+	switch len(over) {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 threshold overridden"
+	}
+	return fmt.Sprintf("; %d thresholds overridden", len(over))
+}
+
+// criterionNote is the last column of a criterion's line: the threshold
+// overridden (and by which flag), then the reason.
+func criterionNote(cr scorecard.Criterion) string {
+	var parts []string
+	if cr.Overridden {
+		parts = append(parts, fmt.Sprintf("overridden by --%s (ADR-035: %s)", thresholdFlag[cr.Metric], cr.DefaultString()))
+	}
+	if cr.Reason != "" {
+		parts = append(parts, cr.Reason)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// printEmptyScorecard reports a window without witness bundles: there is
+// nothing to judge.
+func printEmptyScorecard(w io.Writer, rep *scorecard.Report) {
+	_, _ = fmt.Fprintln(w, "  no witness bundles were created in this window")
+	if n := rep.Metrics.RollbackCount; n == 1 {
+		_, _ = fmt.Fprintln(w, "  (1 rollback record in the window, not judged without bundles)")
+	} else if n > 1 {
+		_, _ = fmt.Fprintf(w, "  (%d rollback records in the window, not judged without bundles)\n", n)
+	}
+	var crit []string
+	for _, cr := range rep.Criteria {
+		s := cr.String()
+		if cr.Overridden {
+			s += " (overridden)"
+		}
+		crit = append(crit, s)
+	}
+	_, _ = fmt.Fprintf(w, "\nacceptance criteria (ADR-035 section 4.1%s): not judged: %s\n", overriddenNote(rep.Thresholds.Overridden()), strings.Join(crit, ", "))
+	_, _ = fmt.Fprintf(w, "empty: no witness bundles in the window, nothing to judge (exit code %d)\n", exitEmptyWindow)
 }
 
 func trendCommand(e *env) *cli.Command {
@@ -251,14 +343,18 @@ func trendCommand(e *env) *cli.Command {
 			"UTC day, ISO week (Monday to Sunday) or calendar month: tasks, solved, solve rate, cost per\n" +
 			"solve (cost of all the period's bundles / solved), tokens per solve, retries, and regressions\n" +
 			"(distinct tasks that failed or errored in the period after a solve in an earlier period).\n" +
-			"--since and --until clip the first and last periods (marked *). --plot writes a chart of cost\n" +
-			"per solve and solve rate per period: SVG or PNG by the file name's extension; --plot - writes\n" +
-			"a PNG to standard output instead of the table.",
+			"--since and --until clip the first and last periods (marked *). --policy and --mode keep only\n" +
+			"the bundles of one policy or governance mode (as in scorecard); a regression then needs a\n" +
+			"failure after a solve both under the filter. --plot writes a chart of cost per solve and\n" +
+			"solve rate per period: SVG or PNG by the file name's extension; --plot - writes a PNG to standard output\n" +
+			"instead of the table.",
 		Flags: []cli.Flag{
 			dirFlag(),
 			&cli.StringFlag{Name: "by", Usage: "period: day, week or month", Value: "week"},
 			sinceFlag("bundles created"),
 			untilFlag("bundles created"),
+			policyFilterFlag(),
+			modeFilterFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per period per line"},
 			&cli.StringFlag{Name: "plot", Usage: "write a chart of cost per solve and solve rate to `FILE` (.svg or .png; - writes a PNG to standard output instead of the table)"},
 		},
@@ -283,13 +379,22 @@ func trendCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			mode, err := resolveMode(c.String("mode"))
+			if err != nil {
+				return err
+			}
 			l, snap, err := openQuery(c, e)
 			if err != nil {
 				return err
 			}
 			defer closeLedger(l)
 			defer snap.Close()
-			rows, _, err := scorecard.Trend(snap, g, since, until)
+			policy, policyLabel, err := resolvePolicy(l, c.String("policy"))
+			if err != nil {
+				return err
+			}
+			w := scorecard.Window{Since: since, Until: until, Filter: index.Filter{Policy: policy, Mode: mode}}
+			rows, _, err := scorecard.Trend(snap, g, w)
 			if err != nil {
 				return exitf(exitInternal, "%w", err)
 			}
@@ -301,7 +406,7 @@ func trendCommand(e *env) *cli.Command {
 					}
 				}
 			case plotPath != "-":
-				printTrend(e.stdout, rows, g, since, until)
+				printTrend(e.stdout, rows, g, since, until, filterScope(policyLabel, c.String("mode")))
 			}
 			if plotPath == "" {
 				return nil
@@ -335,12 +440,17 @@ func trendTitle(rows []scorecard.Row, g scorecard.Granularity) string {
 	return fmt.Sprintf("Cost to outcome by %s: %s, %s tasks", g, span, thousands(tasks))
 }
 
-func printTrend(w io.Writer, rows []scorecard.Row, g scorecard.Granularity, since, until time.Time) {
+// printTrend writes the trend's table; scope names the filter ("" for
+// every bundle).
+func printTrend(w io.Writer, rows []scorecard.Row, g scorecard.Granularity, since, until time.Time, scope string) {
+	if scope != "" {
+		scope = " (" + scope + ")"
+	}
 	if len(rows) == 0 {
-		_, _ = fmt.Fprintf(w, "no witness bundles created %s\n", windowText(since, until))
+		_, _ = fmt.Fprintf(w, "no witness bundles created %s%s\n", windowText(since, until), scope)
 		return
 	}
-	_, _ = fmt.Fprintf(w, "cost to outcome by %s, witness bundles created %s (UTC)\n", g, windowText(rows[0].Start, rows[len(rows)-1].End))
+	_, _ = fmt.Fprintf(w, "cost to outcome by %s, witness bundles created %s (UTC)%s\n", g, windowText(rows[0].Start, rows[len(rows)-1].End), scope)
 	header := []string{"period", "tasks", "solved", "solve rate", "cost/solve", "tokens/solve", "retries", "regressions"}
 	var out [][]string
 	partial := false

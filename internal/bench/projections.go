@@ -440,7 +440,7 @@ func (b *bench) bundleLedger(ctx context.Context, dir string, n int, rebuild boo
 	at := fmt.Sprintf("bundles=%d", n)
 	sc := &projQuery{name: "scorecard.since_30d." + at, cold: true, run: func(r index.Reader) error {
 		var err error
-		rep, err = scorecard.Build(r, window)
+		rep, err = scorecard.Build(r, window, scorecard.DefaultCriteria())
 		return err
 	}}
 	if n >= goalScorecardBundles {
@@ -452,7 +452,7 @@ func (b *bench) bundleLedger(ctx context.Context, dir string, n int, rebuild boo
 		qs = append(qs, &projQuery{name: fmt.Sprintf("trend.%s.%s", g, at),
 			note: fmt.Sprintf("scorecard.Trend by %s over the whole %d-day span", g, int(bundleSpan.Hours()/24)),
 			run: func(r index.Reader) error {
-				rows, _, err := scorecard.Trend(r, g, time.Time{}, time.Time{})
+				rows, _, err := scorecard.Trend(r, g, scorecard.Window{Filter: index.AnyBundle})
 				periods[g] = len(rows)
 				return err
 			}})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/proofledger/ledger/codec"
+	"github.com/proofledger/ledger/codec/governance"
 	"github.com/proofledger/ledger/codec/inspect"
 	"github.com/proofledger/ledger/codec/keys"
 	"github.com/proofledger/ledger/index/attrs"
@@ -91,7 +92,9 @@ type Options struct {
 	// registered in the ledger.
 	HMACKeys []keys.HMACKey
 	// TrustedSigners, when not nil, restricts Ed25519-signed documents to
-	// these signers ("ed25519:<hex>").
+	// these signers ("ed25519:<hex>"), in place of the ledger's trusted
+	// signers (registry). When it is nil the ledger's apply; while the
+	// ledger has none, any signer is admitted.
 	TrustedSigners map[string]bool
 	// Submitter names who offers the documents, for the refusal journal
 	// (the command line sets "cli:" and the user name; a server, the name
@@ -102,6 +105,10 @@ type Options struct {
 	// because the receipt they continue is not in the ledger yet, so
 	// those refusals are not journaled.
 	retryWaiting bool
+	// AnySigner admits any Ed25519 signer whatever the ledger's trusted
+	// signers (Import sets it: an archive holds only what a ledger once
+	// admitted).
+	AnySigner bool
 }
 
 // candidate is a decoded, verified submission on its way to the store.
@@ -119,6 +126,12 @@ type candidate struct {
 // when a document was refused; ledger.ErrPushback means the sequencer's
 // queue is full.
 func (l *Ledger) Append(ctx context.Context, subs []Submission, opts Options) ([]ledger.Outcome, error) {
+	return l.append(ctx, subs, opts, nil)
+}
+
+// append is Append with the governance policies known besides the
+// defaults given (nil: the registry's).
+func (l *Ledger) append(ctx context.Context, subs []Submission, opts Options, pols []governance.Policy) ([]ledger.Outcome, error) {
 	if l.ReadOnly() {
 		if err := l.Damage(); err != nil {
 			return nil, err
@@ -130,9 +143,20 @@ func (l *Ledger) Append(ctx context.Context, subs []Submission, opts Options) ([
 	if err != nil {
 		return nil, err
 	}
-	pols, err := l.reg.Policies()
-	if err != nil {
-		return nil, err
+	trustSource := "the trusted signers"
+	if pols == nil {
+		if pols, err = l.reg.Policies(); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case opts.AnySigner:
+		opts.TrustedSigners = nil
+	case opts.TrustedSigners == nil:
+		if opts.TrustedSigners, err = l.reg.TrustedSigners(); err != nil {
+			return nil, err
+		}
+		trustSource = "the ledger's trusted signers"
 	}
 	iopts := inspect.Options{HMACKeys: append(regKeys, opts.HMACKeys...), Policies: pols}
 	now := time.Now()
@@ -159,7 +183,7 @@ func (l *Ledger) Append(ctx context.Context, subs []Submission, opts Options) ([
 					return // Append reports ctx.Err()
 				}
 				var err error
-				prepared[i], out[i], refusedAgent[i], err = l.prepare(i, subs[i], iopts, opts, now)
+				prepared[i], out[i], refusedAgent[i], err = l.prepare(i, subs[i], iopts, opts, trustSource, now)
 				<-l.prep
 				if err != nil {
 					failed.CompareAndSwap(nil, &err)
@@ -208,9 +232,13 @@ func (l *Ledger) Append(ctx context.Context, subs []Submission, opts Options) ([
 // AppendWithRetry is Append that waits and retries, with capped
 // exponential backoff, while the sequencer pushes back.
 func (l *Ledger) AppendWithRetry(ctx context.Context, subs []Submission, opts Options) ([]ledger.Outcome, error) {
+	return l.appendWithRetry(ctx, subs, opts, nil)
+}
+
+func (l *Ledger) appendWithRetry(ctx context.Context, subs []Submission, opts Options, pols []governance.Policy) ([]ledger.Outcome, error) {
 	delay := time.Millisecond
 	for {
-		out, err := l.Append(ctx, subs, opts)
+		out, err := l.append(ctx, subs, opts, pols)
 		if err != ledger.ErrPushback {
 			return out, err
 		}
@@ -227,7 +255,7 @@ func (l *Ledger) AppendWithRetry(ctx context.Context, subs []Submission, opts Op
 // that need no log order. A refusal is an Outcome, a nil candidate and
 // the agent the refusal journal names; the error is the store's own
 // failure.
-func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Options, now time.Time) (*candidate, ledger.Outcome, string, error) {
+func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Options, trustSource string, now time.Time) (*candidate, ledger.Outcome, string, error) {
 	o := ledger.Outcome{Name: s.Name, Status: ledger.StatusRejected, Seq: -1}
 	// A byte-identical copy of a stored document is a replay whatever the
 	// trust settings: one point lookup in the durable log, no decoding.
@@ -266,7 +294,7 @@ func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Option
 	}
 	if res.Signed && opts.TrustedSigners != nil && strings.HasPrefix(res.Signer, "ed25519:") && !opts.TrustedSigners[res.Signer] {
 		o.Class = ledger.RejectTrust
-		o.Reason = fmt.Sprintf("signer %s is not in the trusted signers", res.Signer)
+		o.Reason = fmt.Sprintf("signer %s is not in %s", res.Signer, trustSource)
 		return nil, o, "", nil
 	}
 	if res.Bundle != nil && res.Signed {

@@ -11,11 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"strings"
 
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/proofledger/ledger/ledger"
-	"github.com/proofledger/ledger/ledger/registry"
 )
 
 // ImportStats reports an import.
@@ -25,6 +25,10 @@ type ImportStats struct {
 	// Signer is the verifier key the archive's checkpoint verified under
 	// (empty for a version-1 archive, which carries none).
 	Signer string
+	// Settings and HMACKeys count the archive's settings and registered
+	// HMAC keys the imported ledger has (restored, or the target's own
+	// identical ones).
+	Settings, HMACKeys int
 }
 
 // ImportOptions configure Import.
@@ -41,6 +45,18 @@ type ImportOptions struct {
 	// (defaults: the archive's origin, a new key).
 	Origin string
 	Key    ed25519.PrivateKey
+	// HMACSecrets are the secrets of HMAC keys the archive's ledger had
+	// registered, by key name. Each must have the archive's key id for
+	// its name (ErrWrongSecret), and each name must be one of the
+	// archive's.
+	HMACSecrets map[string][]byte
+	// SecretFor, when set, supplies an HMAC key the archive's ledger had
+	// registered that neither the target ledger, HMACSecrets nor
+	// Options.HMACKeys (matched by key id) has: its secret, or an error
+	// wrapping ErrMissingSecret when it has none. It is called before
+	// anything is written (it may read a directory of key files, or
+	// prompt).
+	SecretFor func(name, id string) ([]byte, error)
 	// Logger and Projectors configure the ledger built.
 	Logger     *slog.Logger
 	Projectors []ledger.Projector
@@ -51,13 +67,69 @@ type ImportOptions struct {
 	Progress func(events int64)
 }
 
+// Sentinel errors of Import that callers branch on.
+var (
+	// ErrMissingSecret: the archive's ledger had HMAC keys registered
+	// that the import was not given; a *MissingSecretsError lists them.
+	ErrMissingSecret = errors.New("HMAC key needed")
+	// ErrWrongSecret: a secret given for one of the archive's HMAC keys
+	// has another key id, or names no key of the archive.
+	ErrWrongSecret = errors.New("wrong HMAC key")
+	// ErrSettingConflict: the target ledger has a setting or an HMAC key
+	// of the same name with other bytes or another key id. It comes
+	// wrapped with ledger.ErrImport.
+	ErrSettingConflict = errors.New("conflicting setting")
+)
+
+// SecretRef names one of an archive's HMAC keys: its registered name and
+// its key id (registry.KeyID).
+type SecretRef struct {
+	Name, ID string
+}
+
+// MissingSecretsError lists the HMAC keys an import needs and was not
+// given, in name order. It wraps ErrMissingSecret.
+type MissingSecretsError struct {
+	Keys []SecretRef
+}
+
+func (e *MissingSecretsError) Error() string {
+	parts := make([]string, len(e.Keys))
+	for i, k := range e.Keys {
+		parts[i] = fmt.Sprintf("%q (%s)", k.Name, k.ID)
+	}
+	return fmt.Sprintf("%v: the archive's ledger had %d HMAC %s registered that this import was not given: %s",
+		ErrMissingSecret, len(e.Keys), plural(len(e.Keys), "key", "keys"), strings.Join(parts, ", "))
+}
+
+// Unwrap returns ErrMissingSecret.
+func (e *MissingSecretsError) Unwrap() error { return ErrMissingSecret }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // Import re-creates the archive read from r as the ledger in dir, which
 // must be an empty ledger or not exist. It is atomic: the events are
 // re-verified and appended into a staging directory beside dir, which
 // replaces dir only when every event was re-created identically, the tree
-// root equals the archive's and the archive's signed checkpoint verifies;
-// a failed or interrupted import leaves dir as it was. Memory is bounded:
-// lines and documents are capped and events go in chunks.
+// root equals the archive's and the archive's signatures verify; a failed
+// or interrupted import leaves dir as it was. Memory is bounded: lines and
+// documents are capped and events go in chunks.
+//
+// The imported ledger has the target's settings and secrets and the
+// archive's settings (version 3): every setting, and the registered HMAC
+// keys, whose secrets the archive names by key id and the caller supplies
+// (HMACSecrets, Options.HMACKeys, SecretFor). A needed key missing
+// (*MissingSecretsError), a secret with another id (ErrWrongSecret) or a
+// target setting that conflicts with the archive's (ErrSettingConflict)
+// fails the import before anything is written. Each witness bundle is
+// re-evaluated knowing exactly the policies its archived leaf says were
+// known when it was appended, so that a policy registered after some of
+// its bundles does not change them.
 func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (st ImportStats, err error) {
 	dir = filepath.Clean(dir)
 	var target *ledger.Ledger
@@ -99,6 +171,10 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	if st.Signer, err = h.VerifyCheckpoint(opts.VerifierKey); err != nil {
 		return st, err
 	}
+	plan, err := planSettings(target, h, opts)
+	if err != nil {
+		return st, err
+	}
 	if origin == "" {
 		origin = h.Origin
 	}
@@ -106,12 +182,22 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	if err != nil {
 		return st, err
 	}
+	lock, err := ledger.LockStaging(staging)
+	if err != nil {
+		return st, fmt.Errorf("staging %s: %w", staging, err)
+	}
+	installed := false
 	defer func() {
-		if err != nil {
-			// Best effort: err is the error to report, and the next
-			// import removes a staging directory left behind (StagingDir).
-			_ = os.RemoveAll(staging)
+		if installed {
+			// Best effort: the import is done; a lock file left in the
+			// ledger directory is harmless.
+			_ = ledger.UnlockStaging(dir, lock)
+			return
 		}
+		// Best effort: err is the error to report, and the next import
+		// removes a staging directory left behind (StagingDir).
+		_ = lock.Close()
+		_ = os.RemoveAll(staging)
 	}()
 	if err := ledger.Init(staging, ledger.InitOptions{Origin: origin, Key: key, Logger: opts.Logger}); err != nil {
 		return st, fmt.Errorf("staging %s: %w", staging, err)
@@ -125,13 +211,16 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 			_ = l.Close() // only on failure (l is closed and checked below), and err says why
 		}
 	}()
-	if target != nil {
-		if err := copySettings(target, l); err != nil {
-			return st, err
-		}
+	if err := plan.apply(target, l.Ledger); err != nil {
+		return st, fmt.Errorf("staging %s: %w", staging, err)
+	}
+	st.Settings, st.HMACKeys = len(h.Settings), len(h.Secrets)
+	pols, err := newPolicyTracker(l.Registry())
+	if err != nil {
+		return st, err
 	}
 	aopts := opts.Options
-	aopts.AllowUnsigned = true
+	aopts.AllowUnsigned, aopts.AnySigner, aopts.TrustedSigners = true, true, nil
 	const chunkEvents, chunkBytes = 4096, 64 << 20
 	var subs []Submission
 	var evs []*ledger.ArchiveEvent
@@ -140,7 +229,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 		if len(subs) == 0 {
 			return nil
 		}
-		out, err := l.AppendWithRetry(ctx, subs, aopts)
+		out, err := l.appendWithRetry(ctx, subs, aopts, pols.known())
 		if err != nil {
 			return err
 		}
@@ -167,6 +256,16 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 		}
 		if err != nil {
 			return st, err
+		}
+		if change, err := pols.needs(ev); err != nil {
+			return st, err
+		} else if change != nil {
+			// The bundle was evaluated knowing another set of policies:
+			// append what came before under the old set first.
+			if err := flush(); err != nil {
+				return st, err
+			}
+			change()
 		}
 		subs = append(subs, Submission{Name: fmt.Sprintf("event %d", ev.Seq), Data: ev.Data, Arrival: ev.AppendedAt})
 		evs = append(evs, ev)
@@ -203,6 +302,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	if err != nil {
 		return st, err
 	}
+	installed = true
 	if target != nil {
 		_ = target.Close() // read-only: nothing to lose
 		target = nil
@@ -213,29 +313,4 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 		_ = os.RemoveAll(staging)
 	}
 	return st, nil
-}
-
-// copySettings registers src's HMAC keys and policies in dst.
-func copySettings(src *ledger.Ledger, dst *Ledger) error {
-	reg := dst.Registry()
-	from := registry.New(src)
-	hk, err := from.HMACKeys()
-	if err != nil {
-		return err
-	}
-	for _, k := range hk {
-		if _, err := reg.AddHMACKey(k); err != nil {
-			return err
-		}
-	}
-	ps, err := from.Policies()
-	if err != nil {
-		return err
-	}
-	for _, p := range ps {
-		if _, err := reg.AddPolicy(p); err != nil {
-			return err
-		}
-	}
-	return nil
 }

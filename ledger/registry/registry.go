@@ -30,6 +30,7 @@ var (
 // (package ledger's *Ledger).
 type Store interface {
 	SetSetting(name string, value []byte) error
+	DeleteSetting(name string) error
 	Settings(prefix string, fn func(name string, value []byte) error) error
 	PutSecret(name string, value []byte) error
 	Secrets(prefix string, fn func(name string, value []byte) error) error
@@ -48,6 +49,7 @@ type Registry struct {
 	mu    sync.Mutex
 	hmac  []keys.HMACKey
 	pols  []governance.Policy
+	trust []string // sorted signer ids
 	valid bool
 }
 
@@ -78,7 +80,11 @@ func (r *Registry) load() error {
 	if err != nil {
 		return err
 	}
-	r.hmac, r.pols, r.valid = ks, ps, true
+	trust, err := r.loadTrust()
+	if err != nil {
+		return err
+	}
+	r.hmac, r.pols, r.trust, r.valid = ks, ps, trust, true
 	return nil
 }
 
@@ -268,4 +274,34 @@ func ParsePolicyFile(data []byte) (governance.Policy, error) {
 		return p, fmt.Errorf("%w: %v", codec.ErrMalformed, err)
 	}
 	return p, nil
+}
+
+// HMACSecretName returns the name of the secret that holds the registered
+// HMAC key name.
+func HMACSecretName(name string) string { return hmacPrefix + name }
+
+// HMACKeyName returns the HMAC key name a secret holds (ok false when the
+// secret is not a registered HMAC key).
+func HMACKeyName(secret string) (name string, ok bool) {
+	name, ok = strings.CutPrefix(secret, hmacPrefix)
+	return name, ok && ValidKeyName(name) == nil
+}
+
+// SecretID names a secret by a fingerprint that does not reveal it: the
+// key id (KeyID) of an HMAC key. Export archives carry it instead of the
+// secret, and an import asks for the secret by it.
+func SecretID(name string, value []byte) (string, error) {
+	if _, ok := HMACKeyName(name); !ok {
+		return "", fmt.Errorf("secret %q is not a registered HMAC key", name)
+	}
+	return KeyID(value), nil
+}
+
+// Reload drops what the registry read, so that its next question reads
+// the store again: for a caller that wrote settings or secrets through the
+// store itself (an import restoring an archive's).
+func (r *Registry) Reload() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.valid = false
 }
