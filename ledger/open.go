@@ -338,6 +338,19 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 		}
 	}
 	l.format, l.origin = st.format, st.origin
+	if opts.Rules != nil && !st.rebuilding {
+		// Derived entries written under another description (derived.go)
+		// are stale: rebuilt below at a write open, refused to queries
+		// until then.
+		current, err := derivedCurrent(l.db, derivedVersion(opts.Rules, opts.Projectors))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		// An empty store has nothing derived: a read-only open serves it
+		// as it is, a write open records the version (a rebuild of no
+		// events).
+		st.rebuilding = !current && (st.size > 0 || !opts.ReadOnly)
+	}
 	l.stale.Store(st.rebuilding)
 	if err := l.loadKeys(opts.ReadOnly); err != nil {
 		return nil, err
@@ -396,7 +409,11 @@ func Open(dir string, opts Options) (_ *Ledger, err error) {
 	// Derived entries left incomplete (an interrupted rebuild, or an
 	// upgrade) are rebuilt now, when the rules that derive them are here.
 	if l.stale.Load() && l.rules != nil {
-		logger.Warn("rebuilding the derived entries (chains, tasks, projections) from the log", "dir", dir, "events", t.size)
+		level := slog.LevelWarn
+		if t.size == 0 {
+			level = slog.LevelDebug
+		}
+		logger.Log(context.Background(), level, "rebuilding the derived entries (chains, tasks, projections) from the log", "dir", dir, "events", t.size)
 		if err := l.Rebuild(context.Background(), nil); err != nil {
 			_ = l.Close() // the failed rebuild is the error to report
 			return nil, fmt.Errorf("%s: rebuild the derived entries: %w", dir, err)

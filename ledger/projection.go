@@ -14,7 +14,7 @@ import (
 // ErrStale: the derived entries (the rules' keyspaces and the
 // projections) are incomplete, because a rebuild was interrupted; they
 // must be rebuilt (Rebuild) before they are read or extended.
-var ErrStale = errors.New("the derived entries are incomplete (a rebuild was interrupted); rebuild them")
+var ErrStale = errors.New("the derived entries are incomplete (a rebuild was interrupted, or they were written by an earlier version); rebuild them")
 
 // Projector derives index entries from events. For every batch the
 // sequencer calls Begin, then Project for each appended event in order, then
@@ -253,6 +253,9 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 		opt := pebble.NoSync
 		if last {
 			if err := b.Delete(keyRebuilding, nil); err != nil {
+				return err
+			}
+			if err := b.Set(keyDerived, []byte(derivedVersion(l.rules, l.proj)), nil); err != nil {
 				return err
 			}
 			opt = pebble.Sync

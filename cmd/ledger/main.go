@@ -138,6 +138,8 @@ func newApp(e *env) *cli.App {
 			policyCommand(e),
 			rebuildCommand(e),
 			auditCommand(e),
+			runCommand(e),
+			witnessCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {

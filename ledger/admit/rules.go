@@ -12,14 +12,21 @@ import (
 
 // The rules' keyspaces in the store (docs/FORMAT.md):
 //
-//	chain/<receipt id>   u64 seq ‖ uvarint chain position ‖ agent
-//	next/<receipt id>    u64 seq of the receipt that continues it
-//	task/<task>\0<seq>   id of the task's event (the last key is the task's latest event)
+//	chain/<receipt id>               u64 seq ‖ uvarint chain position ‖ agent
+//	next/<receipt id>                u64 seq of the receipt that continues it
+//	task/<task>\0<seq>               id of the task's event (the last key is the task's latest event)
+//	agent/<uvarint len><agent><seq>  receipt id (the last key of an agent is its latest receipt)
 var (
 	prefixChain = []byte("chain/")
 	prefixNext  = []byte("next/")
 	prefixTask  = []byte("task/")
+	prefixAgent = []byte("agent/")
 )
+
+// rulesVersion names the description of the rules' entries (Rules.Entries):
+// a ledger whose derived entries were written under another one rebuilds
+// them once (ledger.Versioned). Version 2 added agent/.
+const rulesVersion = "admit/2"
 
 func chainKey(id string) []byte { return append(append([]byte(nil), prefixChain...), id...) }
 func nextKey(id string) []byte  { return append(append([]byte(nil), prefixNext...), id...) }
@@ -28,6 +35,17 @@ func taskPrefix(task string) []byte {
 }
 func taskKey(task string, seq int64) []byte {
 	return binary.BigEndian.AppendUint64(taskPrefix(task), uint64(seq))
+}
+
+// agentPrefix is the prefix of an agent's receipts: the agent's length
+// comes first, so that no agent's prefix is another agent's (an agent is
+// any string, NUL bytes included).
+func agentPrefix(agent string) []byte {
+	p := binary.AppendUvarint(append([]byte(nil), prefixAgent...), uint64(len(agent)))
+	return append(p, agent...)
+}
+func agentKey(agent string, seq int64) []byte {
+	return binary.BigEndian.AppendUint64(agentPrefix(agent), uint64(seq))
 }
 
 // chainState is a receipt's place in its chain.
@@ -86,14 +104,21 @@ type facts struct {
 type Rules struct{}
 
 // Keyspaces implements ledger.Rules.
-func (Rules) Keyspaces() [][]byte { return [][]byte{prefixChain, prefixNext, prefixTask} }
+func (Rules) Keyspaces() [][]byte { return [][]byte{prefixChain, prefixNext, prefixTask, prefixAgent} }
+
+// Version implements ledger.Versioned: ledgers whose rules' entries were
+// written under another version rebuild them once.
+func (Rules) Version() string { return rulesVersion }
 
 // Entries implements ledger.Rules: the one description, for the writer,
 // the audit and a rebuild, of the keys an event implies.
 func (Rules) Entries(ev *proof.Leaf) []ledger.KV {
 	switch ev.Kind {
 	case codec.KindVRF:
-		out := []ledger.KV{{Key: chainKey(ev.ID), Value: chainState{seq: ev.Seq, position: max(ev.Position, 0), agent: ev.Subject}.encode()}}
+		out := []ledger.KV{
+			{Key: chainKey(ev.ID), Value: chainState{seq: ev.Seq, position: max(ev.Position, 0), agent: ev.Subject}.encode()},
+			{Key: agentKey(ev.Subject, ev.Seq), Value: []byte(ev.ID)},
+		}
 		for _, l := range ev.Links {
 			if l.Rel == proof.RelPreviousReceipt {
 				out = append(out, ledger.KV{Key: nextKey(l.ID), Value: binary.BigEndian.AppendUint64(nil, uint64(ev.Seq))})
