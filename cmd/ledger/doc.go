@@ -15,9 +15,10 @@
 //	1  internal error
 //	2  usage error
 //	3  some input could not be read or parsed, or fails its schema
-//	4  some input failed verification (signature, hash, recomputed verdict, governance)
+//	4  some input failed verification (signature, hash, recomputed verdict, governance);
+//	   (run avir) a benchmark could not be measured: verdict INVALID, nothing signed
 //	5  (append) some input was refused as a replay or conflict
-//	6  (scorecard) some ADR-035 acceptance criterion is not met
+//	6  (scorecard) some ADR-035 acceptance criterion is not met; (run --fail-unless-pass) a verdict is not pass
 //
 // When inputs fail in several ways the lowest of 3 and 4 is returned.
 package main

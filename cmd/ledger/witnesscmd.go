@@ -77,7 +77,7 @@ func witnessBuildCommand(e *env) *cli.Command {
 			"--json prints {\"output\": FILE or null, \"id\": \"<task>@<created_ns>\", \"task_id\", \"created_ns\",\n" +
 			"\"created\", \"outcome\", \"bytes\", \"signed\", \"key\" (hmac:<fingerprint> or null), \"policy\": {\"name\",\n" +
 			"\"hash\", \"mode\"}, \"calls\", \"violations\": [{\"code\", \"call_index\", \"tool\", \"reason\"}],\n" +
-			"\"appended\": {\"status\", \"seq\", \"reason\"} or null}.\n\n" +
+			"\"appended\": {\"status\", \"seq\", \"id\", \"reason\"} or null}.\n\n" +
 			"Exit codes: 0 built (and appended), violations or not; 2 usage error (a flag's value included);\n" +
 			"3 an input file cannot be read or is malformed (the message names the file, line and field);\n" +
 			"4 or 5 the ledger refused the bundle (as append); 7 the ledger is damaged.",

@@ -6,9 +6,12 @@
 // order: a receipt must continue its predecessor (once, at the next
 // position, for the same agent) and a bundle or rollback links to its
 // task's latest event. Rules.Entries is the one description of the keys
-// those rules keep (chain/, next/, task/), for the writer, the audit and a
-// rebuild. It also streams large appends (AppendStream), imports archives
-// atomically (Import) and answers chain and task-history questions.
+// those rules keep (chain/, next/, task/, agent/), for the writer, the
+// audit and a rebuild; Rules.Version names that description, so that a
+// ledger written under an earlier one rebuilds them. It also streams large
+// appends (AppendStream), imports archives atomically (Import) and answers
+// chain, task-history and agent-head questions (AgentHead: an agent's
+// latest receipt, which `ledger run vrf --agent` continues).
 //
 // It must not open the store's Pebble database or know its key layout
 // beyond its own keyspaces; it reads and writes through package ledger.
