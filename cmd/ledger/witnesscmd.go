@@ -208,7 +208,13 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 		}
 		defer closeLedger(l)
 	}
-	pol, err := resolveWitnessPolicy(c, e, l)
+	var policyData []byte
+	if c.String("policy") == "-" {
+		if policyData, err = read("policy"); err != nil {
+			return err
+		}
+	}
+	pol, err := resolveWitnessPolicy(c, e, l, policyData)
 	if err != nil {
 		return err
 	}
@@ -303,10 +309,11 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 }
 
 // resolveWitnessPolicy reads --policy: a default policy's name, a policy
-// file, or a policy registered in the ledger (by name or hash). l is the
-// open ledger, or nil: the ledger is then opened read-only, and only if
-// the reference is neither a default nor a file.
-func resolveWitnessPolicy(c *cli.Context, e *env, l *admit.Ledger) (governance.Policy, error) {
+// file (stdin is data, already read), or a policy registered in the ledger
+// (by name or hash). l is the open ledger, or nil: the ledger is then
+// opened read-only, and only if the reference is neither a default nor a
+// file.
+func resolveWitnessPolicy(c *cli.Context, e *env, l *admit.Ledger, stdin []byte) (governance.Policy, error) {
 	ref := c.String("policy")
 	if ref == "" {
 		return governance.Policy{}, usageErrorf("--policy is required: restricted, approved, autonomous, a policy file, or a registered policy's name or hash")
@@ -315,9 +322,11 @@ func resolveWitnessPolicy(c *cli.Context, e *env, l *admit.Ledger) (governance.P
 		return p, nil
 	}
 	if st, err := os.Stat(ref); err == nil && !st.IsDir() || ref == "-" {
-		data, err := loadInput(ref, e.stdin)
-		if err != nil {
-			return governance.Policy{}, exitf(exitMalformed, "--policy %s: cannot read: %v", ref, err)
+		data := stdin
+		if ref != "-" {
+			if data, err = loadInput(ref, e.stdin); err != nil {
+				return governance.Policy{}, exitf(exitMalformed, "--policy %s: cannot read: %v", ref, err)
+			}
 		}
 		p, err := witness.ParsePolicy(ref, data)
 		if err != nil {
@@ -386,11 +395,27 @@ func keyRegistered(l *admit.Ledger, secret []byte) bool {
 
 // writeOutput writes data to path ("-": standard output). A file is
 // written whole under a temporary name in its directory and renamed into
-// place, so that a failed write leaves no partial bundle.
+// place, so that a failed write leaves no partial bundle; an existing
+// path that is not a regular file (a device, a FIFO) is written to as it
+// is.
 func writeOutput(e *env, path string, data []byte) error {
 	if path == "-" {
 		if _, err := e.stdout.Write(data); err != nil {
 			return exitf(exitInternal, "write standard output: %w", err)
+		}
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return usageErrorf("-o %s: %v", path, pathless(err))
+		}
+		_, werr := f.Write(data)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return exitf(exitInternal, "-o %s: %v", path, pathless(werr))
 		}
 		return nil
 	}

@@ -149,6 +149,18 @@ func TestWitnessBuild(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d with %q; stderr %q", tc.args, code, tc.code, tc.msg, stderr)
 		}
 	}
+	// A policy file on standard input; standard input only once.
+	pf, err := os.ReadFile("../../testdata/rvww/policies/custom_read_grep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runLedger(t, pf, "witness", "build", "--outcome", "solved", "--policy", "-", "--json", "-o", filepath.Join(work, "p.rvww"))
+	if code != 0 || !strings.Contains(stdout, `"name":"read-grep-small","hash":"7cc2a0d5ea562ac8"`) {
+		t.Errorf("--policy -: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := runLedger(t, pf, "witness", "build", "--outcome", "solved", "--policy", "-", "--spec", "-", "-o", out); code != exitUsage || !strings.Contains(stderr, "already") {
+		t.Errorf("stdin twice: exit %d: %s", code, stderr)
+	}
 	// An unsigned bundle with --allow-unsigned.
 	stdout, stderr, code = runLedger(t, nil, "witness", "build", "--dir", dir, "--outcome", "skipped", "--policy", "approved",
 		"--append", "--allow-unsigned", "--json")
