@@ -12,7 +12,7 @@ import (
 // starts with a keyspace named for what it holds and a slash; integers in
 // keys are 8-byte big-endian so that they sort numerically. The store owns
 // the keyspaces below; the admission rules own theirs (Rules.Entries:
-// chain/, next/, task/, agent-chain/ in package admit) and the projections theirs
+// chain/, next/, task/, agent-chain/, agent/ in package admit) and the projections theirs
 // (ProjectionPrefix).
 var (
 	keyFormat     = []byte("meta/format")     // uvarint store format version

@@ -32,8 +32,12 @@ func TestCLIDoc(t *testing.T) {
 			t.Errorf("no section for ledger %s", dc.path)
 		}
 		for _, f := range dc.cmd.Flags {
-			if !strings.Contains(got, "`--"+f.Names()[0]+"`") {
-				t.Errorf("ledger %s: flag --%s not documented", dc.path, f.Names()[0])
+			name := "--" + f.Names()[0]
+			if len(f.Names()[0]) == 1 {
+				name = "-" + f.Names()[0]
+			}
+			if !strings.Contains(got, "`"+name+"`") && !strings.Contains(got, "`"+name+",") {
+				t.Errorf("ledger %s: flag %s not documented", dc.path, name)
 			}
 		}
 	}

@@ -24,9 +24,10 @@
 //	1  internal error
 //	2  usage error
 //	3  some input could not be read or parsed, or fails its schema
-//	4  some input failed verification (signature, hash, recomputed verdict, governance); (audit) a divergence
+//	4  some input failed verification (signature, hash, recomputed verdict, governance); (audit) a divergence;
+//	   (run avir) a benchmark could not be measured: verdict INVALID, nothing signed
 //	5  (append) some input was refused as a replay or conflict
-//	6  (scorecard) some ADR-035 acceptance criterion is not met
+//	6  (scorecard) some ADR-035 acceptance criterion is not met; (run --fail-unless-pass) a verdict is not pass
 //	7  the ledger is damaged or its stored data was altered
 //	8  the ledger is busy: another process held it for longer than --wait
 //	   (LEDGER_WAIT, default 5s; 0 does not wait); the message names the

@@ -164,6 +164,8 @@ func newApp(e *env) *cli.App {
 			policyCommand(e),
 			rebuildCommand(e),
 			auditCommand(e),
+			runCommand(e),
+			witnessCommand(e),
 			versionCommand(e),
 			completionCommand(e),
 		},

@@ -56,10 +56,15 @@ const Description = "Generates a deterministic corpus (package ledger/ledgertest
 	"                 the GC target `ledger rebuild` sets (limit: a bare\n" +
 	"                 iterator over the same leaves, read with ledger.Scan and written to a store of its\n" +
 	"                 own, flushed and fully compacted)\n" +
+	"  verify.*       .test: ms per VRF test decided by verifier/vrfrun one at a time in a pooled sandbox,\n" +
+	"                 .sandbox_overhead: what the sandbox adds to it, .throughput.jobs=N: tests/s of a suite\n" +
+	"                 of 100 quick python tests at N = GOMAXPROCS, as `ledger run vrf --jobs N` (limit: the\n" +
+	"                 same tests by the same verifier with the same python3 started bare, os/exec, in turn\n" +
+	"                 with the sandboxed runs; not measured without python3 or user namespaces)\n" +
 	"Figures the issues set goals for show them, met or not: ingest of receipts with 64 appenders at\n" +
 	"70% of the bare Ed25519 rate, of bundles at 50k/s (Tessera's POSIX log), 1M replay checks/s at 1M\n" +
 	"events, 100 ms for the 30-day scorecard of 1M bundles, 1 ms for one agent's reputation, 200k\n" +
-	"events/s for rebuild.\n\n" +
+	"events/s for rebuild, 10 ms per test for the sandbox.\n\n" +
 	"Machines are shared and noisy: read the ratios, not the absolute values. Progress goes to stderr."
 
 // ErrUsage is wrapped by the errors about options a run cannot use (a
@@ -323,6 +328,7 @@ func (b *bench) run(ctx context.Context) error {
 		{"ingest", b.ingestAll},
 		{"big ledger", b.bigLedger},
 		{"projections", b.projections},
+		{"verification", b.verifyAll},
 	}
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {

@@ -3,8 +3,10 @@
 // ledger/ledgertest), drives the ledger through its public API (package
 // ledger, ledger/admit, index, scorecard) and measures verified durable
 // ingest, replay checks, lookups, inclusion proofs, bytes on disk,
-// projection queries and rebuilds, each figure beside a limit measured in
-// the same run on the same machine. Run performs one run and prints the
+// projection queries and rebuilds, and (verifier/vrfrun in
+// verifier/sandbox) the sandbox's cost per VRF test and verification
+// throughput, each figure beside a limit measured in the same run on the
+// same machine. Run performs one run and prints the
 // report (and writes it as JSON); Description says what every figure and
 // its limit measure.
 //

@@ -6,13 +6,17 @@
 // order: a receipt must continue its predecessor (once, at the next
 // position, for the same agent) and a bundle or rollback links to its
 // task's latest event. Rules.Entries is the one description of the keys
-// those rules keep (chain/, next/, task/, and agent-chain/: the first
-// receipt of each of an agent's chains), for the writer, the audit and a
-// rebuild. It also streams large appends (AppendStream), exports archives
-// with the ledger's settings (Export: HMAC keys by key id, never their
-// secrets) and imports them atomically (Import, restoring the settings and
-// asking for the keys' secrets before anything is written), answers
-// chain, agent-chain and task-history questions, resolves what `get` and `prove` take (Resolve: a sequence
+// those rules keep (chain/, next/, task/; agent-chain/: the first receipt
+// of each of an agent's chains; agent/: an agent's receipts, the last its
+// latest), for the writer, the audit and a rebuild (Rules.DerivedVersion
+// names that description, so that a ledger written under an earlier one
+// rebuilds them). It also streams large appends (AppendStream), exports
+// archives with the ledger's settings (Export: HMAC keys by key id, never
+// their secrets) and imports them atomically (Import, restoring the
+// settings and asking for the keys' secrets before anything is written),
+// answers chain, agent-chain, task-history and agent-head questions
+// (AgentHead: an agent's latest receipt, which `ledger run vrf --agent`
+// continues), resolves what `get` and `prove` take (Resolve: a sequence
 // number, an id, a task UUID, a unique id or digest prefix), and names the
 // agent a refused document is attributed to in the store's refusal
 // journal (only documents that verified and were trusted are attributed;

@@ -184,3 +184,61 @@ func linkOf(ev *ledger.Event, rel string) *proof.Link {
 	}
 	return nil
 }
+
+// Head is an agent's latest receipt: the receipt the agent's next receipt
+// continues.
+type Head struct {
+	// ID is the receipt's receipt_id, Seq its event and Position its
+	// chain position.
+	ID       string
+	Seq      int64
+	Position int64
+}
+
+// AgentHead returns the latest receipt of agent in the published log: of
+// the receipts that speak for it (the agent the chain rules decided: a
+// receipt's agent_id, else its chain's), the one appended last; found is
+// false when the agent has none. One point lookup and one reverse seek
+// (the agent/ keyspace), whatever the ledger's size.
+//
+// The latest receipt of an agent has no successor, since a successor
+// speaks for the same agent and comes later, so a receipt that names it
+// as previous_receipt at Position+1 is admitted unless another append
+// continues it first. A caller that must not lose that race appends from
+// one goroutine while it holds the ledger for writing (a process holds
+// the store exclusively), and carries the head forward itself.
+func (l *Ledger) AgentHead(agent string) (h Head, found bool, err error) {
+	s := l.Snapshot()
+	defer s.Close()
+	if l.Stale() {
+		return Head{}, false, ledger.ErrStale
+	}
+	p := agentPrefix(agent)
+	k, v, err := s.Last(p)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return Head{}, false, nil
+	}
+	if err != nil {
+		return Head{}, false, err
+	}
+	seq, err := decodeSeq(k, k[len(p):])
+	if err != nil {
+		return Head{}, false, err
+	}
+	ck := chainKey(string(v))
+	cv, err := s.Get(ck)
+	if err != nil {
+		if errors.Is(err, ledger.ErrNotFound) {
+			return Head{}, false, fmt.Errorf("%w: %s names receipt %s, which has no chain entry", ledger.ErrCorrupt, ledger.KeyName(k), v)
+		}
+		return Head{}, false, err
+	}
+	c, err := decodeChain(ck, cv)
+	if err != nil {
+		return Head{}, false, err
+	}
+	if c.seq != seq || c.agent != agent {
+		return Head{}, false, fmt.Errorf("%w: %s names event %d of agent %q, the chain entry says event %d of agent %q", ledger.ErrCorrupt, ledger.KeyName(k), seq, agent, c.seq, c.agent)
+	}
+	return Head{ID: string(v), Seq: seq, Position: c.position}, true, nil
+}

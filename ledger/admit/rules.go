@@ -16,16 +16,18 @@ import (
 //	next/<receipt id>           u64 seq of the receipt that continues it
 //	task/<task>\0<seq>          id of the task's event (the last key is the task's latest event)
 //	agent-chain/<agent>\0<seq>  id of the first receipt of one of the agent's chains
+//	agent/<uvarint len><agent><seq>  receipt id (the last key of an agent is its latest receipt)
 var (
 	prefixChain      = []byte("chain/")
 	prefixNext       = []byte("next/")
 	prefixTask       = []byte("task/")
 	prefixAgentChain = []byte("agent-chain/")
+	prefixAgent      = []byte("agent/")
 )
 
 // DerivedVersion is the version of the rules' keyspaces
-// (ledger.Versioned): 2 added agent-chain/.
-const DerivedVersion = 2
+// (ledger.Versioned): 2 added agent-chain/, 3 agent/.
+const DerivedVersion = 3
 
 // DerivedVersion implements ledger.Versioned.
 func (Rules) DerivedVersion() int { return DerivedVersion }
@@ -44,6 +46,17 @@ func taskPrefix(task string) []byte {
 }
 func taskKey(task string, seq int64) []byte {
 	return binary.BigEndian.AppendUint64(taskPrefix(task), uint64(seq))
+}
+
+// agentPrefix is the prefix of an agent's receipts: the agent's length
+// comes first, so that no agent's prefix is another agent's (an agent is
+// any string, NUL bytes included).
+func agentPrefix(agent string) []byte {
+	p := binary.AppendUvarint(append([]byte(nil), prefixAgent...), uint64(len(agent)))
+	return append(p, agent...)
+}
+func agentKey(agent string, seq int64) []byte {
+	return binary.BigEndian.AppendUint64(agentPrefix(agent), uint64(seq))
 }
 
 // chainState is a receipt's place in its chain.
@@ -103,7 +116,7 @@ type Rules struct{}
 
 // Keyspaces implements ledger.Rules.
 func (Rules) Keyspaces() [][]byte {
-	return [][]byte{prefixChain, prefixNext, prefixTask, prefixAgentChain}
+	return [][]byte{prefixChain, prefixNext, prefixTask, prefixAgentChain, prefixAgent}
 }
 
 // Entries implements ledger.Rules: the one description, for the writer,
@@ -111,7 +124,10 @@ func (Rules) Keyspaces() [][]byte {
 func (Rules) Entries(ev *proof.Leaf) []ledger.KV {
 	switch ev.Kind {
 	case codec.KindVRF:
-		out := []ledger.KV{{Key: chainKey(ev.ID), Value: chainState{seq: ev.Seq, position: max(ev.Position, 0), agent: ev.Subject}.encode()}}
+		out := []ledger.KV{
+			{Key: chainKey(ev.ID), Value: chainState{seq: ev.Seq, position: max(ev.Position, 0), agent: ev.Subject}.encode()},
+			{Key: agentKey(ev.Subject, ev.Seq), Value: []byte(ev.ID)},
+		}
 		first := true
 		for _, l := range ev.Links {
 			if l.Rel == proof.RelPreviousReceipt {
