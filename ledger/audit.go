@@ -172,6 +172,7 @@ const maxReasons = 16
 // named by the last event that changed it.
 //
 // Memory is bounded whatever the ledger's size: O(log n) tree hashes; the
+// identities of the latest 65,536 events (to check links); the
 // documents in flight between the reader, the Workers and the ordered
 // consumer (at most 2×Workers+2 chunks of 256 events or 4 MiB, a larger
 // document making a chunk of its own); one projection batch of
@@ -253,6 +254,7 @@ type auditor struct {
 
 	against     *againstState
 	tree        compactRange
+	ids         idRing // the identities of the latest events, for links
 	lastAt      int64 // appended_at of the previous event, ns
 	haveLastAt  bool
 	scratch     *scratch

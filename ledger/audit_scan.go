@@ -51,7 +51,6 @@ type auditItem struct {
 	docMsg   string
 	check    DocCheck
 	checked  bool
-	linkMsgs []string
 }
 
 // auditChunk is a run of consecutive items, decoded by one worker.
@@ -374,7 +373,6 @@ func (a *auditor) work(c *auditChunk, lp *proof.LeafParser) {
 		}
 		a.checkDoc(it)
 		it.doc = nil
-		a.checkLinks(it)
 	}
 }
 
@@ -419,14 +417,50 @@ var linkKinds = map[string][]codec.Kind{
 	RelTaskPrevious:    {codec.KindRVWW, KindRollback},
 }
 
+// recentIDs is how many of the latest events' identities the audit keeps
+// to check links against (links mostly point to recent events: a chain's
+// previous receipt, a task's previous bundle); older targets are looked
+// up in the identity index. 65,536 identities of up to a few hundred bytes.
+const recentIDs = 1 << 16
+
+// idRing holds the identities of the latest recentIDs events, by seq.
+type idRing struct {
+	seq []int64
+	id  []string
+}
+
+func (r *idRing) put(seq int64, id string) {
+	if r.seq == nil {
+		r.seq, r.id = make([]int64, recentIDs), make([]string, recentIDs)
+		for i := range r.seq {
+			r.seq[i] = -1
+		}
+	}
+	// A copy: the leaf's strings share its memory, which must not stay.
+	r.seq[seq%recentIDs], r.id[seq%recentIDs] = seq, strings.Clone(id)
+}
+
+func (r *idRing) get(seq int64) (string, bool) {
+	if r.seq == nil || seq < 0 || r.seq[seq%recentIDs] != seq {
+		return "", false
+	}
+	return r.id[seq%recentIDs], true
+}
+
 // checkLinks checks that an event's links point back to events of the
-// right identity (through the identity index, itself compared with the
+// identity they name: the identity of the leaf stored at that place (kept
+// for recent events), else the identity index (itself compared with the
 // events).
-func (a *auditor) checkLinks(it *auditItem) {
-	ev := it.ev
+func (a *auditor) checkLinks(s int64, ev *Event) {
 	for _, lk := range ev.Links {
 		if lk.Seq >= ev.Seq || lk.Seq < 0 {
-			it.linkMsgs = append(it.linkMsgs, fmt.Sprintf("event %d: link %s points forward to event %d", it.seq, lk.Rel, lk.Seq))
+			a.problem(s, "event %d: link %s points forward to event %d", s, lk.Rel, lk.Seq)
+			continue
+		}
+		if id, ok := a.ids.get(lk.Seq); ok {
+			if id != lk.ID {
+				a.problem(s, "event %d: link %s names %s at event %d, which is %s", s, lk.Rel, lk.ID, lk.Seq, id)
+			}
 			continue
 		}
 		kinds := linkKinds[lk.Rel]
@@ -442,7 +476,7 @@ func (a *auditor) checkLinks(it *auditItem) {
 			}
 		}
 		if !confirmed {
-			it.linkMsgs = append(it.linkMsgs, fmt.Sprintf("event %d: link %s names %s at event %d, which the identity index does not confirm", it.seq, lk.Rel, lk.ID, lk.Seq))
+			a.problem(s, "event %d: link %s names %s at event %d, which the identity index does not confirm", s, lk.Rel, lk.ID, lk.Seq)
 		}
 	}
 }
@@ -483,12 +517,13 @@ func (a *auditor) consume(it *auditItem, ck *checkpointStreams) error {
 				a.problem(s, "event %d: %s", s, p)
 			}
 		}
-		for _, m := range it.linkMsgs {
-			a.problem(s, "%s", m)
+		if ev != nil && it.leafErr == nil {
+			a.checkLinks(s, ev)
 		}
 	}
 	if ev != nil && it.leafErr == nil {
-		if ev.Seq == s { // a misplaced leaf's time says nothing of this place
+		if ev.Seq == s {
+			a.ids.put(s, ev.ID) // a misplaced leaf's time says nothing of this place
 			t := ev.AppendedAt.UnixNano()
 			if a.haveLastAt && t < a.lastAt && s >= a.from {
 				a.problem(s, "event %d: appended_at goes backwards", s)
