@@ -284,6 +284,19 @@ func (a *auditor) merge(ctx context.Context, sp derivedSpace) (err error) {
 		}
 	}()
 	sOK, rOK := sIt.First(), rIt.First()
+	// A stored read that fails ends the comparison there: the entries
+	// after it are unread, not missing.
+	stopped := func(ok bool) error {
+		if !ok {
+			if err := sIt.Error(); err != nil {
+				return fmt.Errorf("audit: reading the %s keys: %w", sp.prefix, storeErr(err))
+			}
+		}
+		return nil
+	}
+	if err := stopped(sOK); err != nil {
+		return err
+	}
 	for n := 0; sOK || rOK; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -308,6 +321,9 @@ func (a *auditor) merge(ctx context.Context, sp derivedSpace) (err error) {
 		case c < 0:
 			a.derivedProblem(sp, sIt.Key(), sIt.Value(), nil)
 			sOK = sIt.Next()
+			if err := stopped(sOK); err != nil {
+				return err
+			}
 		case c > 0:
 			a.derivedProblem(sp, rIt.Key(), nil, rIt.Value())
 			rOK = rIt.Next()
@@ -316,6 +332,9 @@ func (a *auditor) merge(ctx context.Context, sp derivedSpace) (err error) {
 				a.derivedProblem(sp, sIt.Key(), sIt.Value(), rIt.Value())
 			}
 			sOK, rOK = sIt.Next(), rIt.Next()
+			if err := stopped(sOK); err != nil {
+				return err
+			}
 		}
 	}
 	if err := sIt.Error(); err != nil {
@@ -493,7 +512,7 @@ func entryName(k []byte) string {
 	}
 	var b strings.Builder
 	b.Write(space)
-	if printable*2 < len(rest) {
+	if printable*20 < len(rest)*13 { // under 65% printable: binary (a digest is about 37%)
 		if len(rest) > 48 {
 			fmt.Fprintf(&b, "%x…", rest[:48])
 		} else {

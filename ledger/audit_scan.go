@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -41,8 +42,12 @@ type auditItem struct {
 	doc     []byte // the value under doc/<seq> (codec byte, document), seq >= From only
 	hasDoc  bool
 	hashes  []byte // the stored hashes the event adds, 32 bytes each (seq >= From only)
-	missing uint64 // bit i: stored hash i of the event is missing
+	missing uint64 // bit i: stored hash i of the event is missing (or unreadable)
 	notes   []string
+	// Reads that failed a checksum: the event's problems.
+	unread     []string
+	docUnread  bool
+	hashUnread uint64
 
 	// Set by a worker.
 	ev       *Event
@@ -142,59 +147,103 @@ func (c *compactRange) load(n int64, hr tlog.HashReader) error {
 }
 
 // keyStream walks one keyspace whose keys end in a big-endian number,
-// taking the keys in order.
+// taking the keys in order. A read that fails a checksum is the event's
+// problem, not the end of the audit: the stream resumes with a new
+// iterator from the next number it is asked for.
 type keyStream struct {
+	v      *view
 	it     *pebble.Iterator
 	prefix []byte
 	what   string
 	ok     bool
+	broken error // the failed read that stopped it, until it resumes
 }
 
-func newKeyStream(v *view, prefix, lower []byte, what string) (*keyStream, error) {
-	it, err := viewIter(v, lower, prefixEnd(prefix))
-	if err != nil {
-		return nil, err
+func newKeyStream(v *view, prefix []byte, from int64, what string) (*keyStream, error) {
+	k := &keyStream{v: v, prefix: prefix, what: what}
+	return k, k.open(from)
+}
+
+// open starts an iterator at key number n.
+func (k *keyStream) open(n int64) error {
+	if k.it != nil {
+		_ = k.it.Close() // it failed a read already: that is the error reported
 	}
-	return &keyStream{it: it, prefix: prefix, what: what, ok: it.First()}, nil
+	it, err := viewIter(k.v, join(k.prefix, u64(uint64(n))), prefixEnd(k.prefix))
+	if err != nil {
+		return err
+	}
+	k.it, k.broken = it, nil
+	k.ok = it.First()
+	k.stopped()
+	return nil
+}
+
+// stopped records why the iterator stopped, when it was a failed read.
+func (k *keyStream) stopped() {
+	if !k.ok && k.broken == nil {
+		if err := k.it.Error(); err != nil {
+			k.broken = storeErr(err)
+		}
+	}
+}
+
+func (k *keyStream) next() {
+	k.ok = k.it.Next()
+	k.stopped()
 }
 
 // take returns the value of the key numbered n (valid until the next
-// call), or false when it is absent. Keys before it that belong to no
-// number (a key of another length) are reported to stray.
-func (k *keyStream) take(n int64, stray func(string)) ([]byte, bool) {
+// call), false when it is absent, or the failed read (wrapping ErrCorrupt
+// for a checksum failure) that kept it from being read. Keys before it
+// that belong to no number (a key of another length) are reported to
+// stray.
+func (k *keyStream) take(n int64, stray func(string)) ([]byte, bool, error) {
+	if k.broken != nil {
+		if err := k.open(n); err != nil {
+			return nil, false, err
+		}
+	}
 	for k.ok {
 		key := k.it.Key()
 		if len(key) != len(k.prefix)+8 {
 			stray(fmt.Sprintf("%s key %x belongs to no event", k.what, key))
-			k.ok = k.it.Next()
+			k.next()
 			continue
 		}
 		kn := binary.BigEndian.Uint64(key[len(k.prefix):])
 		switch {
 		case kn == uint64(n):
-			return k.it.Value(), true
+			return k.it.Value(), true, nil
 		case kn < uint64(n):
 			stray(fmt.Sprintf("%s key %x belongs to no event", k.what, key))
-			k.ok = k.it.Next()
+			k.next()
 		default:
-			return nil, false
+			return nil, false, nil
 		}
 	}
-	return nil, false
+	return nil, false, k.broken
 }
-
-func (k *keyStream) next() { k.ok = k.it.Next() }
 
 // rest reports the keys left after the log's end.
 func (k *keyStream) rest(size int64, note func(string)) {
-	for ; k.ok; k.ok = k.it.Next() {
+	if k.broken != nil {
+		if err := k.open(size); err != nil {
+			note(fmt.Sprintf("the %s keys beyond the log cannot be read: %v", k.what, err))
+			return
+		}
+	}
+	for ; k.ok; k.next() {
 		note(fmt.Sprintf("%s key %x lies beyond the log's %d events (a partial batch)", k.what, k.it.Key(), size))
+	}
+	if k.broken != nil {
+		note(fmt.Sprintf("the %s keys beyond the log cannot be read: %v", k.what, k.broken))
 	}
 }
 
-func (k *keyStream) close(err *error) {
-	if k != nil {
-		closeIter(k.it, err)
+func (k *keyStream) close() {
+	if k != nil && k.it != nil {
+		_ = k.it.Close() // reads are checked as they are made
 	}
 }
 
@@ -264,23 +313,23 @@ func (a *auditor) scan(ctx context.Context, ck *checkpointStreams) error {
 
 // read walks the store's leaf, document and tree-hash keyspaces in step
 // and sends chunks of items, in order, to the workers and the consumer.
-func (a *auditor) read(ctx context.Context, jobs, order chan<- *auditChunk) (err error) {
+func (a *auditor) read(ctx context.Context, jobs, order chan<- *auditChunk) error {
 	v, from := a.v, a.from
-	leaves, err := newKeyStream(v, prefixLeaf, prefixLeaf, "leaf")
+	leaves, err := newKeyStream(v, prefixLeaf, 0, "leaf")
 	if err != nil {
 		return err
 	}
-	defer leaves.close(&err)
-	docs, err := newKeyStream(v, prefixDoc, dataKey(from), "document")
+	defer leaves.close()
+	docs, err := newKeyStream(v, prefixDoc, from, "document")
 	if err != nil {
 		return err
 	}
-	defer docs.close(&err)
-	hashes, err := newKeyStream(v, prefixHash, hashKey(tlog.StoredHashIndex(0, from)), "tree hash")
+	defer docs.close()
+	hashes, err := newKeyStream(v, prefixHash, tlog.StoredHashIndex(0, from), "tree hash")
 	if err != nil {
 		return err
 	}
-	defer hashes.close(&err)
+	defer hashes.close()
 
 	c := &auditChunk{done: make(chan struct{})}
 	send := func() bool {
@@ -299,19 +348,39 @@ func (a *auditor) read(ctx context.Context, jobs, order chan<- *auditChunk) (err
 	}
 	var notes []string
 	stray := func(s string) { notes = append(notes, s) }
+	// unreadable notes a failed read as the event's problem; a failure
+	// that is not damaged data ends the audit.
+	unreadable := func(it *auditItem, what string, err error) error {
+		if !errors.Is(err, ErrCorrupt) {
+			return err
+		}
+		it.unread = append(it.unread, fmt.Sprintf("event %d: its %s cannot be read: %v", it.seq, what, err))
+		return nil
+	}
 	for seq := int64(0); seq < v.size; seq++ {
 		if len(c.items) == 0 {
 			c.items = make([]auditItem, 0, min(auditChunkEvents, v.size-seq))
 		}
 		c.items = append(c.items, auditItem{seq: seq})
 		it := &c.items[len(c.items)-1]
-		if val, ok := leaves.take(seq, stray); ok {
+		val, ok, err := leaves.take(seq, stray)
+		if err != nil {
+			if err := unreadable(it, "leaf", err); err != nil {
+				return err
+			}
+		} else if ok {
 			it.leaf, it.hasLeaf = string(val), true
 			c.bytes += len(val)
 			leaves.next()
 		}
 		if seq >= from {
-			if val, ok := docs.take(seq, stray); ok {
+			val, ok, err := docs.take(seq, stray)
+			if err != nil {
+				if err := unreadable(it, "document", err); err != nil {
+					return err
+				}
+				it.docUnread = true
+			} else if ok {
 				it.doc, it.hasDoc = bytes.Clone(val), true
 				c.bytes += len(val)
 				docs.next()
@@ -320,7 +389,13 @@ func (a *auditor) read(ctx context.Context, jobs, order chan<- *auditChunk) (err
 			base := tlog.StoredHashIndex(0, seq)
 			it.hashes = make([]byte, 0, n*tlog.HashSize)
 			for i := range n {
-				val, ok := hashes.take(base+int64(i), stray)
+				val, ok, err := hashes.take(base+int64(i), stray)
+				if err != nil {
+					if err := unreadable(it, fmt.Sprintf("tree hash %d", base+int64(i)), err); err != nil {
+						return err
+					}
+					it.hashUnread |= 1 << i
+				}
 				if ok && len(val) == tlog.HashSize {
 					it.hashes = append(it.hashes, val...)
 					hashes.next()
@@ -345,11 +420,6 @@ func (a *auditor) read(ctx context.Context, jobs, order chan<- *auditChunk) (err
 	leaves.rest(v.size, note)
 	docs.rest(v.size, note)
 	hashes.rest(v.size, note)
-	for _, ks := range []*keyStream{leaves, docs, hashes} {
-		if err := ks.it.Error(); err != nil {
-			return fmt.Errorf("audit: reading the %s keys: %w", ks.what, storeErr(err))
-		}
-	}
 	if len(c.items) > 0 || len(c.tail) > 0 {
 		send()
 	}
@@ -380,6 +450,9 @@ func (a *auditor) work(c *auditChunk, lp *proof.LeafParser) {
 // Verify hook, what the document says.
 func (a *auditor) checkDoc(it *auditItem) {
 	ev := it.ev
+	if it.docUnread {
+		return // reported
+	}
 	if !it.hasDoc {
 		it.docMsg = fmt.Sprintf("event %d has no document", it.seq)
 		return
@@ -487,8 +560,13 @@ func (a *auditor) consume(it *auditItem, ck *checkpointStreams) error {
 	for _, n := range it.notes {
 		a.problem(-1, "%s", n)
 	}
+	for _, u := range it.unread {
+		a.problem(s, "%s", u)
+	}
 	ev := it.ev
 	switch {
+	case !it.hasLeaf && len(it.unread) > 0 && strings.Contains(it.unread[0], "its leaf cannot be read"):
+		// reported
 	case !it.hasLeaf:
 		a.problem(s, "event %d is missing: no leaf is stored for it", s)
 	case it.leafErr != nil:
@@ -582,7 +660,7 @@ func (a *auditor) treeStep(it *auditItem, ck *checkpointStreams) error {
 		stored := it.hashes[i*tlog.HashSize : (i+1)*tlog.HashSize]
 		switch {
 		case it.missing&(1<<i) != 0:
-			if i > 0 || known {
+			if (i > 0 || known) && it.hashUnread&(1<<i) == 0 {
 				a.problem(s, "event %d: tree hash %d is missing", s, idx)
 			}
 			return hh, known
