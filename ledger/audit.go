@@ -255,7 +255,7 @@ type auditor struct {
 	against     *againstState
 	tree        compactRange
 	ids         idRing // the identities of the latest events, for links
-	lastAt      int64 // appended_at of the previous event, ns
+	lastAt      int64  // appended_at of the previous event, ns
 	haveLastAt  bool
 	scratch     *scratch
 	derive      *deriver
