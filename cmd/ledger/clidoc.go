@@ -51,7 +51,7 @@ func jsonShapes() map[string]jsonShape {
 		"policy add":    {policyAddJSON{}, "one object"},
 		"policy list":   {policyJSON{}, "one object per policy"},
 		"rebuild":       {rebuildJSON{}, "one object"},
-		"audit":         {auditJSON{}, "one object"},
+		"audit":         {auditReportJSON{}, "one object"},
 		"refusals":      {refusalJSON{}, "one object per record, oldest first"},
 		"trust add":     {trustChangeJSON{}, "one object per key, in signer order"},
 		"run vrf":       {runVRFLine{}, "one object per request, in the order given"},
