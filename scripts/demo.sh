@@ -121,7 +121,8 @@ say "A second ledger: eight weeks of an agent fleet's receipts, attestations, wi
 export LEDGER_DIR="$work/fleet"
 run "$bin" init --origin fleet.demo.ledger.local
 run "$bin" policy add testdata/rvww/policies/custom_read_grep.json
-appendq --hmac-key-file testdata/demo/hmac_key.bin testdata/demo/vrf testdata/demo/avir testdata/demo/rvww
+run "$bin" key add-hmac fleet testdata/demo/hmac_key.bin
+appendq testdata/demo/vrf testdata/demo/avir testdata/demo/rvww
 appendq testdata/demo/rollback
 
 say "Governance policies: the three defaults and the registered one"
