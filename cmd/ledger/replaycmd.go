@@ -237,7 +237,7 @@ func runReplay(c *cli.Context, e *env) error {
 		return err
 	}
 	if r.all && ev.Kind != codec.KindRVWW {
-		return usageErrorf("replay --all: %s is a %s, not a witness bundle of a task", ref, kindName(ev.Kind))
+		return usageErrorf("replay --all: %s is %s, not a witness bundle of a task", ref, kindName(ev.Kind))
 	}
 	if ev.Kind == codec.KindRVWW {
 		return r.finish(r.task(ev))
@@ -284,21 +284,21 @@ func inputName(ref string) string {
 	return ref
 }
 
-// kindName names a kind of document for people.
+// kindName names a kind of document for people, with its article.
 func kindName(k codec.Kind) string {
 	switch k {
 	case codec.KindVRF:
-		return "VRF receipt"
+		return "a VRF receipt"
 	case codec.KindAVIRAttestation:
-		return "AVIR attestation"
+		return "an AVIR attestation"
 	case codec.KindAVIRSpec:
-		return "AVIR specification"
+		return "an AVIR specification"
 	case codec.KindRVWW:
-		return "witness bundle"
+		return "a witness bundle"
 	case ledger.KindRollback:
-		return "rollback record"
+		return "a rollback record"
 	}
-	return string(k)
+	return "a document of kind " + string(k)
 }
 
 // task replays a bundle of the ledger: with --all every bundle of its
@@ -365,6 +365,9 @@ func (r *replayer) document(src replaySource, ev *ledger.Event, data []byte, oth
 		}
 		return 0, exitf(exitMalformed, "%s: %s", name, oneLine(reason))
 	}
+	if res.Bundle == nil && res.Receipt == nil && res.Attestation == nil {
+		return 0, usageErrorf("replay %s: %s: nothing to replay (replay takes a witness bundle, a VRF receipt or an AVIR attestation)", name, kindName(res.Kind))
+	}
 	if !r.asJSON {
 		if ev != nil {
 			_, _ = fmt.Fprintf(r.e.stdout, "replay of ledger event %d\n", ev.Seq)
@@ -377,10 +380,8 @@ func (r *replayer) document(src replaySource, ev *ledger.Event, data []byte, oth
 		return r.bundle(src, ev, res.Bundle, others)
 	case res.Receipt != nil:
 		return r.receipt(src, ev, res.Receipt)
-	case res.Attestation != nil:
-		return r.attestation(src, res.Attestation)
 	}
-	return 0, usageErrorf("replay %s: a %s: nothing to replay (replay takes a witness bundle, a VRF receipt or an AVIR attestation)", name, kindName(res.Kind))
+	return r.attestation(src, res.Attestation)
 }
 
 // text writes a report for people, after a blank line.
@@ -712,8 +713,8 @@ func writeChainContext(w io.Writer, cc *chainContextJSON) {
 		return
 	}
 	_, _ = fmt.Fprintf(w, "\nchain in the ledger: %s, this receipt is number %d of %d\n", plural(cc.Length, "receipt", "receipts"), cc.Index+1, cc.Length)
-	if first := cc.Receipts[0]; first.Position != 0 || cc.Index-chainContext > 0 {
-		_, _ = fmt.Fprintf(w, "  (%s before)\n", plural(cc.Index-min(cc.Index, chainContext), "receipt", "receipts"))
+	if before := cc.Index - chainContext; before > 0 {
+		_, _ = fmt.Fprintf(w, "  (%s before)\n", plural(before, "receipt", "receipts"))
 	}
 	_, _ = fmt.Fprintf(w, "     %6s  %8s  %-7s  %s\n", "seq", "position", "verdict", "id")
 	for _, c := range cc.Receipts {
