@@ -451,7 +451,10 @@ func (r *replayer) bundle(src replaySource, ev *ledger.Event, b *rvww.Bundle, ot
 		return 0, exitf(exitInternal, "%w", err)
 	}
 	if rep.Signature.Status == replay.SignatureNotVerified {
-		rep.Signature.Detail = fmt.Sprintf("none of the %s it could be checked with verifies it", plural(len(ks), "key", "keys"))
+		rep.Signature.Detail = fmt.Sprintf("none of the %d keys it could be checked with verifies it", len(ks))
+		if len(ks) == 1 {
+			rep.Signature.Detail = "the one key it could be checked with does not verify it"
+		}
 		if ev != nil && strings.HasPrefix(ev.Signer, "hmac:") {
 			rep.Signature.Detail = fmt.Sprintf("key %s, which the ledger recorded, does not verify it", ev.Signer)
 		}
