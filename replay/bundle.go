@@ -27,6 +27,10 @@ const (
 	// not verify (no key verified a bundle's HMAC, or a receipt's or an
 	// attestation's signature check failed).
 	SignatureNotVerified SignatureStatus = "not_verified"
+	// SignatureNotChecked: the document is signed and its signature could
+	// not be checked: no key it could have been made with is known (a
+	// bundle whose HMAC key id the caller has no secret for).
+	SignatureNotChecked SignatureStatus = "not_checked"
 )
 
 // BundleOptions is what the caller knows of a bundle beyond its content.
@@ -37,6 +41,11 @@ type BundleOptions struct {
 	SignatureVerified bool
 	// KeyID names the key that verified the HMAC.
 	KeyID string
+	// NotChecked, when SignatureVerified is false and the bundle is
+	// signed, says why the signature could not be checked ("key hmac:…
+	// not registered"): the report's status is then not_checked, with
+	// KeyID and this reason, rather than not_verified.
+	NotChecked string
 	// Policy is the governance policy the ledger evaluated the bundle
 	// against, or nil when the bundle's policy is unknown: the recorded
 	// decisions are then shown but not recomputed, and no budget is
@@ -205,6 +214,8 @@ func Bundle(b *rvww.Bundle, opts BundleOptions) (*BundleReport, error) {
 		r.Signature = Signature{Status: SignatureNone}
 	case opts.SignatureVerified:
 		r.Signature = Signature{Status: SignatureVerified, KeyID: opts.KeyID}
+	case opts.NotChecked != "":
+		r.Signature = Signature{Status: SignatureNotChecked, KeyID: opts.KeyID, Detail: opts.NotChecked}
 	default:
 		r.Signature = Signature{Status: SignatureNotVerified, Detail: "no supplied key verified it"}
 	}
@@ -376,6 +387,8 @@ func (r *BundleReport) signatureLine() string {
 			return "HMAC-SHA256, verified"
 		}
 		return fmt.Sprintf("HMAC-SHA256, verified with key %q", r.Signature.KeyID)
+	case SignatureNotChecked:
+		return "HMAC-SHA256, signature not checked: " + r.Signature.Detail
 	}
 	return "HMAC-SHA256, NOT verified: " + r.Signature.Detail
 }

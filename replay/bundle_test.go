@@ -44,6 +44,9 @@ func TestBundleSignatureStatus(t *testing.T) {
 		{signed, BundleOptions{SignatureVerified: true, KeyID: "ops-2026"}, Signature{Status: SignatureVerified, KeyID: "ops-2026"}},
 		{signed, BundleOptions{}, Signature{Status: SignatureNotVerified, Detail: "no supplied key verified it"}},
 		{unsigned, BundleOptions{KeyID: "ops-2026"}, Signature{Status: SignatureNone}},
+		{signed, BundleOptions{KeyID: "hmac:00112233", NotChecked: "key hmac:00112233 not registered"},
+			Signature{Status: SignatureNotChecked, KeyID: "hmac:00112233", Detail: "key hmac:00112233 not registered"}},
+		{unsigned, BundleOptions{NotChecked: "no key"}, Signature{Status: SignatureNone}},
 	}
 	for i, tt := range tests {
 		r, err := Bundle(tt.b, tt.opts)
@@ -52,6 +55,13 @@ func TestBundleSignatureStatus(t *testing.T) {
 		}
 		if r.Signature != tt.want {
 			t.Errorf("%d: signature %+v, want %+v", i, r.Signature, tt.want)
+		}
+		var text bytes.Buffer
+		if err := r.WriteText(&text, TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if tt.want.Status == SignatureNotChecked && !strings.Contains(text.String(), "signature not checked: "+tt.want.Detail+"\n") {
+			t.Errorf("%d: the text does not say the signature was not checked:\n%s", i, text.String())
 		}
 	}
 }

@@ -61,9 +61,10 @@ type ReceiptReport struct {
 	Chain ChainLink `json:"chain"`
 }
 
-// ChainLink is the chain link a receipt states. Checked is always false
-// here: whether the previous receipt exists, and speaks for the same
-// agent at the position before, is known only to the ledger.
+// ChainLink is the chain link a receipt states. Receipt leaves Checked
+// false: whether the previous receipt exists, and speaks for the same
+// agent at the position before, is known only to the ledger, and a
+// caller that asked the ledger sets it.
 type ChainLink struct {
 	PreviousReceipt string `json:"previous_receipt,omitempty"`
 	Position        *int64 `json:"position,omitempty"`
@@ -225,7 +226,10 @@ func (r *ReceiptReport) WriteText(w io.Writer, o TextOptions) error {
 	case c.PreviousReceipt != "":
 		chain = "after " + c.PreviousReceipt
 	}
-	if chain != "none stated" {
+	switch {
+	case chain != "none stated" && r.Chain.Checked:
+		chain += " (checked in the ledger)"
+	case chain != "none stated":
 		chain += " (as stated; not checked: that needs the ledger)"
 	}
 	t.field("chain", chain)

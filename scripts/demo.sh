@@ -50,6 +50,9 @@ run "$bin" log
 say "A receipt chain, oldest first"
 run "$bin" chain 0662677b-d7e8-4717-b1b3-3fcbbc4f046d
 
+say "Replay a witness bundle: its signature, the trace against its policy, the diff, the test log and the outcome check"
+run "$bin" replay 73656564-7265-662d-7461-736b2d303031 --hmac-key-file "$key"
+
 say "A replay is refused (exit code 5)"
 refuse "$bin" append testdata/vrf/chain_2.json
 

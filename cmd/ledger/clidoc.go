@@ -28,6 +28,20 @@ type jsonShape struct {
 	lines string
 }
 
+// altShape is another object a command prints besides its jsonShape:
+// when, and a value of it.
+type altShape struct {
+	when string
+	v    any
+}
+
+// jsonAltShapes are the commands' other --json objects, by command path.
+func jsonAltShapes() map[string][]altShape {
+	return map[string][]altShape{
+		"replay": {{"for a VRF receipt", replayReceiptJSON{}}, {"for an AVIR attestation", replayAttestationJSON{}}},
+	}
+}
+
 // jsonShapes are the --json outputs, by command path. Every command with
 // a --json flag has one (TestJSONShapesComplete).
 func jsonShapes() map[string]jsonShape {
@@ -60,6 +74,7 @@ func jsonShapes() map[string]jsonShape {
 		"trust list":    {trustJSON{}, "one object"},
 		"trust remove":  {trustChangeJSON{}, "one object"},
 		"version":       {versionJSON{}, "one object"},
+		"replay":        {replayBundleJSON{}, "one object per document replayed; for a witness bundle (with --all, one per bundle, oldest first)"},
 	}
 }
 
@@ -193,6 +208,9 @@ func cliDoc(app *cli.App) string {
 		writeFlagTable(&b, c.Flags)
 		if sh, ok := shapes[dc.path]; ok {
 			fmt.Fprintf(&b, "\n`--json` prints %s:\n\n```\n%s\n```\n", sh.lines, jsonShapeText(reflect.TypeOf(sh.v), "", nil))
+			for _, a := range jsonAltShapes()[dc.path] {
+				fmt.Fprintf(&b, "\n%s:\n\n```\n%s\n```\n", upperFirst(a.when), jsonShapeText(reflect.TypeOf(a.v), "", nil))
+			}
 		}
 	}
 	return b.String()

@@ -145,6 +145,7 @@ func TestUsageErrors(t *testing.T) {
 		"get":           {{args: with("get"), mention: "SEQ"}, {args: with("get", "0", "1"), mention: "SEQ"}},
 		"log":           {{args: with("log", "x"), mention: "no arguments"}, {args: with("log", "--limit", "many"), mention: "limit"}, {args: with("log", "--kind", "nope"), mention: "--kind"}},
 		"chain":         {{args: with("chain"), mention: "chain"}, {args: with("chain", "a", "b"), mention: "chain"}},
+		"replay":        {{args: with("replay"), mention: "TASK_UUID"}, {args: with("replay", "0", "1"), mention: "TASK_UUID"}, {args: with("replay", "no-such-thing"), mention: "no such file"}, {args: with("replay", "0", "--all"), mention: "--all"}, {args: with("replay", "testdata"), mention: "directory"}, {args: with("replay", "0", "--hmac-key-file", "no/such/key"), mention: "--hmac-key-file"}},
 		"checkpoint":    {{args: with("checkpoint", "x"), mention: "no arguments"}},
 		"prove":         {{args: with("prove"), mention: "SEQ"}, {args: with("prove", "0", "1"), mention: "SEQ"}, {args: with("prove", "--consistency", "1"), mention: "OLD"}, {args: with("prove", "0", "--json", "-o", "-"), mention: "standard output"}},
 		"verify-proof":  {{args: []string{"verify-proof"}, mention: "PROOF"}, {args: []string{"verify-proof", proofFile}, mention: "--key"}, {args: []string{"verify-proof", "a", "b", "--key", "k"}, mention: "PROOF"}, {args: []string{"verify-proof", "-", "--doc", "-", "--key", filepath.Join(dir, "log.pub")}, mention: "both"}},

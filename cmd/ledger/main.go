@@ -149,6 +149,7 @@ func newApp(e *env) *cli.App {
 			getCommand(e),
 			logCommand(e),
 			chainCommand(e),
+			replayCommand(e),
 			refusalsCommand(e),
 			checkpointCommand(e),
 			proveCommand(e),
