@@ -95,6 +95,16 @@ func reasonOf(o *Outcome) string {
 	return string(o.Status)
 }
 
+// ReasonCode is the refusal journal's reason code of o (RefusalReasons):
+// its status, or its class for a rejection or a stale document; "" when
+// o was appended.
+func (o *Outcome) ReasonCode() string {
+	if o.Status == StatusAppended {
+		return ""
+	}
+	return reasonOf(o)
+}
+
 // RefusalRecord is one record of the refusal journal.
 type RefusalRecord struct {
 	// N is the record's number in the journal: dense, increasing, never

@@ -36,7 +36,7 @@ func jsonShapes() map[string]jsonShape {
 		"inspect":       {inspectLine{}, "one object per input"},
 		"append":        {appendLine{}, "one object per input, as its batch is acknowledged"},
 		"get":           {eventJSON{}, "one object"},
-		"log":           {eventJSON{}, "one object per event"},
+		"log":           {eventJSON{}, "one object per event; with --summary, one object of counts (see log --help)"},
 		"chain":         {eventJSON{}, "one object per event, oldest first"},
 		"checkpoint":    {checkpointJSON{}, "one object"},
 		"prove":         {proveJSON{}, "one object"},
@@ -60,6 +60,11 @@ func jsonShapes() map[string]jsonShape {
 		"trust list":    {trustJSON{}, "one object"},
 		"trust remove":  {trustChangeJSON{}, "one object"},
 		"version":       {versionJSON{}, "one object"},
+
+		// ledger freshness
+		"freshness set":   {freshnessJSON{}, "one object: the setting as it now is"},
+		"freshness show":  {freshnessJSON{}, "one object"},
+		"freshness clear": {freshnessJSON{}, "one object: the setting as it now is"},
 	}
 }
 

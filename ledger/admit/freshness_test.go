@@ -1,7 +1,9 @@
 package admit
 
 import (
+	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +220,52 @@ func TestParseFormatDuration(t *testing.T) {
 		if s := registry.FormatDuration(got); s != tc.text {
 			t.Errorf("FormatDuration(%v) = %q, want %q", got, s, tc.text)
 		}
+	}
+}
+
+// TestFreshnessTravelsAndImportIgnoresIt checks that the freshness
+// setting travels in an export archive and is restored by an import, and
+// that the import admits the archive's documents however old they are by
+// that setting (it never applies freshness; neither does the audit).
+func TestFreshnessTravelsAndImportIgnoresIt(t *testing.T) {
+	ctx := context.Background()
+	l := newLedger(t, ledger.Options{})
+	signer := testKey(3)
+	at := testEpoch.Add(2 * time.Minute)
+	out, err := l.Append(ctx, []Submission{{Name: "r1", Data: receipt(t, signer, 1, "agent-a", "", -1), Arrival: at},
+		{Name: "r2", Data: receipt(t, signer, 2, "agent-a", "", -1), Arrival: at}}, Options{})
+	if err != nil || out[0].Status != ledger.StatusAppended || out[1].Status != ledger.StatusAppended {
+		t.Fatalf("append: %v %+v", err, out)
+	}
+	// A setting the archive's documents are far too old for by now, and
+	// far too old for at their own arrival (max-age 1ns).
+	want := registry.Freshness{MaxAge: time.Nanosecond, MaxSkew: 5 * time.Minute}
+	if err := l.Registry().SetFreshness(want); err != nil {
+		t.Fatal(err)
+	}
+	var arch bytes.Buffer
+	if _, err := l.Export(ctx, &arch); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "restored")
+	st, err := Import(ctx, dir, bytes.NewReader(arch.Bytes()), ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Events != 2 {
+		t.Errorf("imported %d events, want 2", st.Events)
+	}
+	r, err := Open(dir, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	if got, err := r.Registry().Freshness(); err != nil || got != want {
+		t.Errorf("restored freshness %+v, %v; want %+v", got, err, want)
+	}
+	// The restored ledger applies it to new appends.
+	out, err = r.Append(ctx, []Submission{{Name: "r3", Data: receipt(t, signer, 3, "agent-a", "", -1), Arrival: at.Add(time.Hour)}}, Options{})
+	if err != nil || out[0].Status != ledger.StatusStale {
+		t.Errorf("append to the restored ledger: %v %+v, want stale", err, out)
 	}
 }
