@@ -266,12 +266,12 @@ func logSummary(c *cli.Context, e *env, l *admit.Ledger, q ledger.Query) error {
 	}
 	_, _ = fmt.Fprintf(e.stdout, "window    %s\n", window)
 	_, _ = fmt.Fprintf(e.stdout, "events    %s%s\n", thousands(s.Events), countsText(s.ByKind, nil))
-	_, _ = fmt.Fprintf(e.stdout, "refused   %s%s (the refusal journal's records, not evidence)\n", thousands(s.Refused), countsText(s.ByReason, ledger.RefusalReasons))
+	_, _ = fmt.Fprintf(e.stdout, "refused   %s in the refusal journal (not evidence)%s\n", thousands(s.Refused), countsText(s.ByReason, ledger.RefusalReasons))
 	_, _ = fmt.Fprintf(e.stdout, "stale     %s (too old or too far ahead of arrival: ledger freshness)\n", thousands(s.Stale))
 	return nil
 }
 
-// countsText writes non-zero counts as " (vrf 3, rvww 2)", in order (or
+// countsText writes non-zero counts as ": vrf 3, rvww 2", in order (or
 // by name when order is nil).
 func countsText(m map[string]int64, order []string) string {
 	if order == nil {
@@ -292,5 +292,5 @@ func countsText(m map[string]int64, order []string) string {
 	if out == "" {
 		return ""
 	}
-	return " (" + out + ")"
+	return ": " + out
 }
