@@ -195,7 +195,7 @@ func refusalsCommand(e *env) *cli.Command {
 			"digest, the status (replay, conflict, rejected, stale) and reason code (replay, conflict,\n" +
 			"malformed, invalid, trust, link, stale, future), the reason's text, the agent the document speaks for and who submitted it\n" +
 			"(cli:<user> for this command line). The agent is recorded only for documents that verified and\n" +
-			"were trusted (replays, conflicts, chain and task refusals): a refused document's unverified claim\n" +
+			"were trusted (replays, conflicts, stale, chain and task refusals): a refused document's unverified claim\n" +
 			"is not attributed to anyone. The journal is not evidence: it is not in the Merkle log, the audit\n" +
 			"does not check it and rebuild leaves it alone. It keeps the newest records only (--keep, default\n" +
 			"100,000); per-agent counts by reason outlive the trimming (ledger reputation AGENT shows them).\n\n" +

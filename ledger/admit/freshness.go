@@ -101,15 +101,25 @@ func (r freshRule) judge(res *inspect.Result, arrival time.Time) *ledger.Refusal
 			Reason: fmt.Sprintf("%s: the document carries no time, and the freshness rules need one", field)}
 	}
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	// Over a second, a distance is shown in whole seconds, rounded up: it
+	// exceeds the limit, and so does what is shown.
+	show := func(d time.Duration) string {
+		if d >= time.Second {
+			if r := d.Truncate(time.Second); r != d {
+				d = r + time.Second
+			}
+		}
+		return registry.FormatDuration(d)
+	}
 	if age := arrival.Sub(t); r.maxAge > 0 && age > r.maxAge {
 		return &ledger.Refusal{Status: ledger.StatusStale, Class: ledger.RejectStale,
 			Reason: fmt.Sprintf("document time %s (%s) is %s old at arrival %s, older than %s %s",
-				stamp(t), field, registry.FormatDuration(age), stamp(arrival), r.ageSrc, registry.FormatDuration(r.maxAge))}
+				stamp(t), field, show(age), stamp(arrival), r.ageSrc, registry.FormatDuration(r.maxAge))}
 	}
 	if ahead := t.Sub(arrival); r.maxSkew > 0 && ahead > r.maxSkew {
 		return &ledger.Refusal{Status: ledger.StatusStale, Class: ledger.RejectFuture,
 			Reason: fmt.Sprintf("document time %s (%s) is %s ahead of arrival %s, beyond %s %s",
-				stamp(t), field, registry.FormatDuration(ahead), stamp(arrival), r.skewSrc, registry.FormatDuration(r.maxSkew))}
+				stamp(t), field, show(ahead), stamp(arrival), r.skewSrc, registry.FormatDuration(r.maxSkew))}
 	}
 	return nil
 }
