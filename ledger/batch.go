@@ -98,6 +98,9 @@ func (bb *batchBuilder) decide(e *Entry) (Outcome, error) {
 		}
 		if ref != nil {
 			o.Class, o.Reason, o.Waiting = ref.Class, ref.Reason, ref.Waiting
+			if ref.Status != "" {
+				o.Status = ref.Status
+			}
 			return o, nil
 		}
 	}

@@ -57,7 +57,11 @@ const (
 	StatusAppended Status = "appended"
 	StatusReplay   Status = "replay"   // identity present, identical bytes
 	StatusConflict Status = "conflict" // identity present, different bytes
-	StatusRejected Status = "rejected" // malformed, invalid, untrusted, stale or breaking a chain rule
+	StatusRejected Status = "rejected" // malformed, invalid, untrusted or breaking a chain rule
+	// StatusStale: the document's own time is too old at its arrival, or
+	// too far ahead of it (admission's freshness rules; class RejectStale
+	// or RejectFuture).
+	StatusStale Status = "stale"
 )
 
 // Reject classes say why a submission was rejected.
@@ -66,6 +70,8 @@ const (
 	RejectInvalid   = "invalid"   // fails verification
 	RejectTrust     = "trust"     // unsigned, or signer not trusted
 	RejectLink      = "link"      // breaks a chain or task rule
+	RejectStale     = "stale"     // (status stale) the document's time is older than the freshness rules allow
+	RejectFuture    = "future"    // (status stale) the document's time is further ahead of its arrival than they allow
 )
 
 // Outcome reports one submission.
@@ -123,6 +129,9 @@ type RuleBatch interface {
 
 // Refusal is why Rules refused an entry.
 type Refusal struct {
+	// Status is the outcome's status: StatusRejected when empty, or
+	// StatusStale (with class RejectStale or RejectFuture).
+	Status Status
 	// Class is a Reject* class (RejectLink for a chain or task rule).
 	Class  string
 	Reason string

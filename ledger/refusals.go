@@ -62,11 +62,13 @@ const (
 	ReasonInvalid   = RejectInvalid
 	ReasonTrust     = RejectTrust
 	ReasonLink      = RejectLink
+	ReasonStale     = RejectStale
+	ReasonFuture    = RejectFuture
 )
 
 // RefusalReasons are the reason codes a refusal can have, in the order
 // reports list them.
-var RefusalReasons = []string{ReasonReplay, ReasonConflict, ReasonMalformed, ReasonInvalid, ReasonTrust, ReasonLink}
+var RefusalReasons = []string{ReasonReplay, ReasonConflict, ReasonMalformed, ReasonInvalid, ReasonTrust, ReasonLink, ReasonStale, ReasonFuture}
 
 // ErrBadReason: not a reason code of the refusal journal.
 var ErrBadReason = errors.New("unknown refusal reason")
@@ -81,16 +83,26 @@ func ParseRefusalReason(s string) (string, error) {
 	return "", fmt.Errorf("%w %.40q: want one of %s", ErrBadReason, s, strings.Join(RefusalReasons, ", "))
 }
 
-// reasonOf is an outcome's reason code: its status, or for a rejection its
-// class.
+// reasonOf is an outcome's reason code: its status, or for a rejection
+// or a stale document its class.
 func reasonOf(o *Outcome) string {
-	if o.Status == StatusRejected {
+	if o.Status == StatusRejected || o.Status == StatusStale && o.Class != "" {
 		if o.Class == "" {
 			return string(StatusRejected)
 		}
 		return o.Class
 	}
 	return string(o.Status)
+}
+
+// ReasonCode is the refusal journal's reason code of o (RefusalReasons):
+// its status, or its class for a rejection or a stale document; "" when
+// o was appended.
+func (o *Outcome) ReasonCode() string {
+	if o.Status == StatusAppended {
+		return ""
+	}
+	return reasonOf(o)
 }
 
 // RefusalRecord is one record of the refusal journal.
@@ -107,7 +119,7 @@ type RefusalRecord struct {
 	ID   string
 	// Digest is the SHA-256 of the document's bytes.
 	Digest [32]byte
-	// Status is the outcome (replay, conflict, rejected), Class the
+	// Status is the outcome (replay, conflict, rejected, stale), Class the
 	// rejection class, Reason the reason code (ReasonReplay...) and Detail
 	// the outcome's reason text, cut to 1 KiB.
 	Status Status

@@ -26,8 +26,9 @@ func appendCommand(e *env) *cli.Command {
 			"FIFOs and devices are refused, and a document may be at most 64 MiB. With --replay-ok a replay\n" +
 			"(a byte-identical copy of a document already in the ledger) counts as success and is reported as\n" +
 			"\"already present, seq N\" (JSON: status replay with that reason); a conflict is still refused.\n\n" +
-			exitCodeHelp + "\n   5  some input was refused as a replay or conflict",
-		Flags: []cli.Flag{
+			"--max-age and --max-skew replace the ledger's freshness rules (ledger freshness) for the call.\n\n" +
+			exitCodeHelp + "\n   5  some input was refused as a replay, a conflict or stale (freshness rules)",
+		Flags: append([]cli.Flag{
 			dirFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per input per line"},
 			&cli.BoolFlag{Name: "allow-unsigned", Usage: "admit documents that carry no signature"},
@@ -35,7 +36,7 @@ func appendCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "trusted-signers", Usage: "file of Ed25519 public keys (one per line) allowed to sign, for this call in place of the ledger's trusted signers (ledger trust)"},
 			&cli.BoolFlag{Name: "replay-ok", Usage: "a byte-identical replay of a document already in the ledger is success (exit 0), not a refusal; conflicts still exit 5"},
 			&cli.IntFlag{Name: "batch", Usage: "append in durable batches of at most N inputs, each reported as it is acknowledged (default 4096; batches also stop at 64 MiB)"},
-		},
+		}, freshnessFlags()...),
 		Action: func(c *cli.Context) error { return runAppend(c, e) },
 	}
 }
@@ -67,6 +68,9 @@ func runAppend(c *cli.Context, e *env) error {
 			return usageErrorf("--trusted-signers %s: %v", p, pathless(err))
 		}
 		opts.TrustedSigners = ts
+	}
+	if err := freshnessOptions(c, &opts); err != nil {
+		return err
 	}
 	batch := c.Int("batch")
 	if batch < 0 {
@@ -129,7 +133,7 @@ func outcomeExit(o ledger.Outcome) int {
 	switch o.Status {
 	case ledger.StatusAppended:
 		return exitOK
-	case ledger.StatusReplay, ledger.StatusConflict:
+	case ledger.StatusReplay, ledger.StatusConflict, ledger.StatusStale:
 		return exitRefused
 	}
 	if o.Class == ledger.RejectMalformed {
@@ -145,6 +149,10 @@ type appendLine struct {
 	Status string `json:"status"`
 	Seq    *int64 `json:"seq"`
 	Reason string `json:"reason"`
+	// Code is the refusal journal's reason code of a refusal (replay,
+	// conflict, malformed, invalid, trust, link, stale, future); null
+	// when appended.
+	Code *string `json:"code"`
 }
 
 func writeOutcome(e *env, asJSON bool, o ledger.Outcome) error {
@@ -153,6 +161,9 @@ func writeOutcome(e *env, asJSON bool, o ledger.Outcome) error {
 		if o.Seq >= 0 {
 			s := o.Seq
 			line.Seq = &s
+		}
+		if code := o.ReasonCode(); code != "" {
+			line.Code = &code
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetEscapeHTML(false)
@@ -165,6 +176,8 @@ func writeOutcome(e *env, asJSON bool, o ledger.Outcome) error {
 		_, _ = fmt.Fprintf(e.stdout, "%s: replay refused: %s %s is event %d\n", o.Name, o.Kind, o.ID, o.Seq)
 	case ledger.StatusConflict:
 		_, _ = fmt.Fprintf(e.stdout, "%s: conflict refused: %s %s is event %d with different bytes\n", o.Name, o.Kind, o.ID, o.Seq)
+	case ledger.StatusStale:
+		_, _ = fmt.Fprintf(e.stdout, "%s: stale refused (%s): %s\n", o.Name, o.Class, o.Reason)
 	default:
 		_, _ = fmt.Fprintf(e.stdout, "%s: rejected (%s): %s\n", o.Name, o.Class, o.Reason)
 	}

@@ -50,7 +50,7 @@ func jsonShapes() map[string]jsonShape {
 		"inspect":       {inspectLine{}, "one object per input"},
 		"append":        {appendLine{}, "one object per input, as its batch is acknowledged"},
 		"get":           {eventJSON{}, "one object"},
-		"log":           {eventJSON{}, "one object per event"},
+		"log":           {eventJSON{}, "one object per event; with --summary, one object of counts (see log --help)"},
 		"chain":         {eventJSON{}, "one object per event, oldest first"},
 		"checkpoint":    {checkpointJSON{}, "one object"},
 		"prove":         {proveJSON{}, "one object"},
@@ -75,6 +75,11 @@ func jsonShapes() map[string]jsonShape {
 		"trust remove":  {trustChangeJSON{}, "one object"},
 		"version":       {versionJSON{}, "one object"},
 		"replay":        {replayBundleJSON{}, "one object per document replayed; for a witness bundle (with --all, one per bundle, oldest first)"},
+
+		// ledger freshness
+		"freshness set":   {freshnessJSON{}, "one object: the setting as it now is"},
+		"freshness show":  {freshnessJSON{}, "one object"},
+		"freshness clear": {freshnessJSON{}, "one object: the setting as it now is"},
 	}
 }
 

@@ -28,7 +28,7 @@ var exitCodes = []exitCode{
 	{exitUsage, "usage error: an unknown command, subcommand or flag, a bad flag value, missing or extra arguments, a missing required flag"},
 	{exitMalformed, "some input could not be read or parsed, or fails its schema"},
 	{exitInvalid, "some input failed verification (signature, hash, recomputed verdict, governance), trust or a chain rule; (audit) a divergence was found; (run avir) a benchmark could not be measured: verdict INVALID, nothing signed"},
-	{exitRefused, "(append) some input was refused as a replay or conflict"},
+	{exitRefused, "(append) some input was refused as a replay, a conflict or stale (freshness rules)"},
 	{exitNotAccepted, "(scorecard) some ADR-035 acceptance criterion is not met; (run --fail-unless-pass) a verdict is not pass"},
 	{exitDamaged, "the ledger is damaged or its stored data was altered: it serves no answer it cannot check"},
 	{exitBusy, "the ledger is busy: another process held it for longer than --wait (LEDGER_WAIT, default 5s; 0 does not wait); the message names the holder"},

@@ -141,9 +141,9 @@ func TestUsageErrors(t *testing.T) {
 		"":              {{args: []string{"nosuch"}, mention: "nosuch"}, {args: []string{"help", "nosuch"}, mention: "nosuch"}},
 		"init":          {{args: with("init", "extra"), mention: "no arguments"}, {args: with("init", "--origin", "has space"), mention: "--origin"}},
 		"inspect":       {{args: []string{"inspect"}, mention: "no input"}},
-		"append":        {{args: with("append"), mention: "no input"}, {args: with("append", "--batch", "-1", "x"), mention: "--batch"}},
+		"append":        {{args: with("append"), mention: "no input"}, {args: with("append", "--batch", "-1", "x"), mention: "--batch"}, {args: with("append", "--max-age", "a while", "x"), mention: "--max-age"}, {args: with("append", "--max-skew", "-1s", "x"), mention: "--max-skew"}},
 		"get":           {{args: with("get"), mention: "SEQ"}, {args: with("get", "0", "1"), mention: "SEQ"}},
-		"log":           {{args: with("log", "x"), mention: "no arguments"}, {args: with("log", "--limit", "many"), mention: "limit"}, {args: with("log", "--kind", "nope"), mention: "--kind"}},
+		"log":           {{args: with("log", "x"), mention: "no arguments"}, {args: with("log", "--limit", "many"), mention: "limit"}, {args: with("log", "--kind", "nope"), mention: "--kind"}, {args: with("log", "--summary", "--limit", "3"), mention: "--limit"}},
 		"chain":         {{args: with("chain"), mention: "chain"}, {args: with("chain", "a", "b"), mention: "chain"}},
 		"replay":        {{args: with("replay"), mention: "TASK_UUID"}, {args: with("replay", "0", "1"), mention: "TASK_UUID"}, {args: with("replay", "no-such-thing"), mention: "no such file"}, {args: with("replay", "0", "--all"), mention: "--all"}, {args: with("replay", "testdata"), mention: "directory"}, {args: with("replay", "0", "--hmac-key-file", "no/such/key"), mention: "--hmac-key-file"}},
 		"checkpoint":    {{args: with("checkpoint", "x"), mention: "no arguments"}},
@@ -175,6 +175,12 @@ func TestUsageErrors(t *testing.T) {
 		"version":       {{args: []string{"version", "x"}, mention: "no arguments"}},
 		"completion":    {{args: []string{"completion"}, mention: "bash"}, {args: []string{"completion", "bash", "zsh"}, mention: "bash"}, {args: []string{"completion", "tcsh"}, mention: "tcsh"}},
 		"env":           {{args: with("log"), env: []string{"LEDGER_VERBOSE=perhaps"}, mention: "LEDGER_VERBOSE"}, {args: with("log"), env: []string{"LEDGER_NO_PROGRESS=perhaps"}, mention: "LEDGER_NO_PROGRESS"}},
+
+		// ledger freshness
+		"freshness":       {{args: []string{"freshness"}, mention: "set, show, clear"}, {args: []string{"freshness", "nosuch"}, mention: "nosuch"}},
+		"freshness set":   {{args: with("freshness", "set"), mention: "--max-age"}, {args: with("freshness", "set", "--max-age", "soon"), mention: "--max-age"}, {args: with("freshness", "set", "--max-skew", "-5m"), mention: "--max-skew"}, {args: with("freshness", "set", "x", "--max-age", "1h"), mention: "no arguments"}},
+		"freshness show":  {{args: with("freshness", "show", "x"), mention: "no arguments"}},
+		"freshness clear": {{args: with("freshness", "clear", "x"), mention: "no arguments"}},
 	}
 	for p := range commandPaths(t) {
 		if _, ok := cases[p]; !ok {
@@ -619,6 +625,7 @@ func TestJSONShapesComplete(t *testing.T) {
 		"trust":      "a group",
 		"run":        "a group",
 		"witness":    "a group",
+		"freshness":  "a group",
 	}
 	for p := range commandPaths(t) {
 		if !withJSON[p] && noJSON[p] == "" {

@@ -190,12 +190,12 @@ func toRefusalJSON(r *ledger.RefusalRecord) refusalJSON {
 func refusalsCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "refusals",
-		Usage: "list the refusal journal: every refused append (replay, conflict, rejected), oldest first",
+		Usage: "list the refusal journal: every refused append (replay, conflict, rejected, stale), oldest first",
 		Description: "The refusal journal records each refused append: when (its arrival), the document's kind, id and\n" +
-			"digest, the status (replay, conflict, rejected) and reason code (replay, conflict, malformed,\n" +
-			"invalid, trust, link), the reason's text, the agent the document speaks for and who submitted it\n" +
+			"digest, the status (replay, conflict, rejected, stale) and reason code (replay, conflict,\n" +
+			"malformed, invalid, trust, link, stale, future), the reason's text, the agent the document speaks for and who submitted it\n" +
 			"(cli:<user> for this command line). The agent is recorded only for documents that verified and\n" +
-			"were trusted (replays, conflicts, chain and task refusals): a refused document's unverified claim\n" +
+			"were trusted (replays, conflicts, stale, chain and task refusals): a refused document's unverified claim\n" +
 			"is not attributed to anyone. The journal is not evidence: it is not in the Merkle log, the audit\n" +
 			"does not check it and rebuild leaves it alone. It keeps the newest records only (--keep, default\n" +
 			"100,000); per-agent counts by reason outlive the trimming (ledger reputation AGENT shows them).\n\n" +

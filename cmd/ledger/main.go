@@ -156,6 +156,7 @@ func newApp(e *env) *cli.App {
 			verifyProofCommand(e),
 			keyCommand(e),
 			trustCommand(e),
+			freshnessCommand(e),
 			exportCommand(e),
 			importCommand(e),
 			scorecardCommand(e),

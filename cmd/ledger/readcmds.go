@@ -149,7 +149,11 @@ func logCommand(e *env) *cli.Command {
 			"signer (the verifier); in an attestation as its signer (the replicator); in a bundle or rollback as\n" +
 			"its signer (the harness's key: bundles name no agent, select them by --task). A subject is what an\n" +
 			"event is about: a receipt's agent, an attestation's or specification's system, a bundle's task.\n" +
-			"Text: seq, appended_at, kind, id, subject. --json: one object per event per line (as get --json).",
+			"Text: seq, appended_at, kind, id, subject. --json: one object per event per line (as get --json).\n" +
+			"--summary prints counts instead: the events selected (by kind) and the refusal journal's records in\n" +
+			"the window (of --kind, and for --agent of that agent as the journal names it), by reason code, and\n" +
+			"how many were stale (freshness rules); --json: one object {\"since\", \"until\", \"events\",\n" +
+			"\"by_kind\", \"refused\", \"refused_by_reason\", \"stale\"}.",
 		Flags: append([]cli.Flag{
 			dirFlag(),
 			&cli.StringFlag{Name: "since", Usage: "only events appended at or after T (date, RFC 3339, or 24h/7d/2w back)"},
@@ -157,6 +161,7 @@ func logCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "kind", Usage: "only events of kind K (vrf, avir-attestation, avir-spec, rvww, rollback)"},
 			&cli.IntFlag{Name: "limit", Usage: "at most N events (0: all)"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line"},
+			&cli.BoolFlag{Name: "summary", Usage: "print only counts: the events selected in the window by kind, and the refusal journal's records in it by reason, stale ones among them (--json: one object)"},
 		}, selectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
@@ -187,6 +192,9 @@ func logCommand(e *env) *cli.Command {
 				return err
 			}
 			defer closeLedger(l)
+			if c.Bool("summary") {
+				return logSummary(c, e, l, q)
+			}
 			err = l.Log(c.Context, q, func(ev *ledger.Event) (bool, error) {
 				if c.Bool("json") {
 					return true, writeJSONLine(e.stdout, toEventJSON(ev))

@@ -44,6 +44,10 @@ const Description = "Generates a deterministic corpus (package ledger/ledgertest
 	"                 tlog.ProveRecord / CheckRecord on an in-memory hash store of the same size)\n" +
 	"  disk.bytes_per_event  the ledger's directory size after ledger.Compact and Close (limit: raw\n" +
 	"                 document bytes)\n" +
+	"  audit.*        audit.Run (package ledger/audit: every signature verified, the tree, checkpoints,\n" +
+	"                 index entries and projections recomputed and compared) of that ledger, compacted,\n" +
+	"                 in events/s (limit: bare Ed25519 verifications on all cores, measured right after\n" +
+	"                 each audit for as long as it took)\n" +
 	"  reputation.*   index.Agent of one agent (all time, --since 30d) and index.Agents on the big ledger\n" +
 	"                 (limit: the same keys read from a bare store of its own holding a copy of the ledger's\n" +
 	"                 projections, the x/ keyspace read through a snapshot, flushed and fully compacted)\n" +
@@ -64,7 +68,7 @@ const Description = "Generates a deterministic corpus (package ledger/ledgertest
 	"Figures the issues set goals for show them, met or not: ingest of receipts with 64 appenders at\n" +
 	"70% of the bare Ed25519 rate, of bundles at 50k/s (Tessera's POSIX log), 1M replay checks/s at 1M\n" +
 	"events, 100 ms for the 30-day scorecard of 1M bundles, 1 ms for one agent's reputation, 200k\n" +
-	"events/s for rebuild, 10 ms per test for the sandbox.\n\n" +
+	"events/s for rebuild, 10 ms per test for the sandbox, the audit at 70% of the bare Ed25519 rate.\n\n" +
 	"Machines are shared and noisy: read the ratios, not the absolute values. Progress goes to stderr."
 
 // ErrUsage is wrapped by the errors about options a run cannot use (a

@@ -33,7 +33,7 @@ type sampleDoc struct {
 
 // bigLedger builds the --events ledger of small receipts through the real
 // append path and measures replay checks, lookups, reputation queries,
-// inclusion proofs and bytes on disk at that size.
+// inclusion proofs, bytes on disk and the full audit at that size.
 func (b *bench) bigLedger(ctx context.Context) error {
 	n := b.sizes.Events
 	cfg := ledgertest.Config{
@@ -65,7 +65,13 @@ func (b *bench) bigLedger(ctx context.Context) error {
 	if err := b.proofLimits(ctx); err != nil {
 		return err
 	}
-	return b.bytesOnDisk(ctx, dir, rawBytes)
+	if err := b.bytesOnDisk(ctx, dir, rawBytes); err != nil {
+		return err
+	}
+	if err := b.auditFigure(ctx, dir); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
 }
 
 // writeSpool streams the corpus to a spool file (so that generating it

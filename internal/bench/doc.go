@@ -2,8 +2,8 @@
 // `make bench`): it generates deterministic corpora (package
 // ledger/ledgertest), drives the ledger through its public API (package
 // ledger, ledger/admit, index, scorecard) and measures verified durable
-// ingest, replay checks, lookups, inclusion proofs, bytes on disk,
-// projection queries and rebuilds, and (verifier/vrfrun in
+// ingest, replay checks, lookups, inclusion proofs, bytes on disk, the
+// full audit (ledger/audit), projection queries and rebuilds, and (verifier/vrfrun in
 // verifier/sandbox) the sandbox's cost per VRF test and verification
 // throughput, each figure beside a limit measured in the same run on the
 // same machine. Run performs one run and prints the

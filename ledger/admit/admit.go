@@ -109,6 +109,19 @@ type Options struct {
 	// signers (Import sets it: an archive holds only what a ledger once
 	// admitted).
 	AnySigner bool
+
+	// MaxAge and MaxSkew, when not nil, replace the ledger's freshness
+	// setting (registry.Freshness) of the same name for this call: a
+	// document whose own time is more than MaxAge before its arrival, or
+	// more than MaxSkew after it, is refused with status stale (class
+	// stale or future; freshness.go). Zero is no limit.
+	MaxAge, MaxSkew *time.Duration
+	// AnyTime applies no freshness rule (Import sets it: an archive holds
+	// what a ledger once admitted when it was fresh).
+	AnyTime bool
+	// Clock stamps the arrival of a submission without one; nil is
+	// time.Now. Tests inject a fixed clock.
+	Clock func() time.Time
 }
 
 // candidate is a decoded, verified submission on its way to the store.
@@ -159,7 +172,14 @@ func (l *Ledger) append(ctx context.Context, subs []Submission, opts Options, po
 		trustSource = "the ledger's trusted signers"
 	}
 	iopts := inspect.Options{HMACKeys: append(regKeys, opts.HMACKeys...), Policies: pols}
+	fresh, err := l.freshnessOf(opts)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
+	if opts.Clock != nil {
+		now = opts.Clock()
+	}
 	// Decoding and verifying is the costly, stateless part: spread it over
 	// the cores, keeping the caller's order.
 	prepared := make([]*candidate, len(subs))
@@ -183,7 +203,7 @@ func (l *Ledger) append(ctx context.Context, subs []Submission, opts Options, po
 					return // Append reports ctx.Err()
 				}
 				var err error
-				prepared[i], out[i], refusedAgent[i], err = l.prepare(i, subs[i], iopts, opts, trustSource, now)
+				prepared[i], out[i], refusedAgent[i], err = l.prepare(i, subs[i], iopts, opts, trustSource, fresh, now)
 				<-l.prep
 				if err != nil {
 					failed.CompareAndSwap(nil, &err)
@@ -251,11 +271,12 @@ func (l *Ledger) appendWithRetry(ctx context.Context, subs []Submission, opts Op
 	}
 }
 
-// prepare decodes and verifies one submission and applies the trust rules
-// that need no log order. A refusal is an Outcome, a nil candidate and
+// prepare decodes and verifies one submission, applies the trust rules
+// that need no log order and judges its freshness (fresh; the verdict is
+// applied by the Rules, after the identity check). A refusal is an Outcome, a nil candidate and
 // the agent the refusal journal names; the error is the store's own
 // failure.
-func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Options, trustSource string, now time.Time) (*candidate, ledger.Outcome, string, error) {
+func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Options, trustSource string, fresh freshRule, now time.Time) (*candidate, ledger.Outcome, string, error) {
 	o := ledger.Outcome{Name: s.Name, Status: ledger.StatusRejected, Seq: -1}
 	// A byte-identical copy of a stored document is a replay whatever the
 	// trust settings: one point lookup in the durable log, no decoding.
@@ -306,7 +327,8 @@ func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Option
 	if arrival.IsZero() {
 		arrival = now
 	}
-	f := &facts{position: -1}
+	// Judged now, applied in sequence order after the identity check.
+	f := &facts{position: -1, stale: fresh.judge(res, arrival)}
 	e := &ledger.Entry{Name: s.Name, Kind: res.Kind, ID: res.ID, Data: s.Data, Arrival: arrival, Facts: f,
 		Leaf: proof.Leaf{Subject: res.Subject, Signer: res.Signer, Time: res.Time, Position: -1, Attrs: attrs.Of(res)}}
 	switch {

@@ -227,6 +227,7 @@ func TestRefusalsLeaveStoreUnchanged(t *testing.T) {
 		{"bundle wrong key", readFile(t, filepath.Join("../../testdata/rvww/valid_failed_approved_signed.rvww")), Options{HMACKeys: []keys.HMACKey{unsignedBundleKey}}, ledger.StatusRejected, ledger.RejectInvalid, "matches none of the 1 supplied keys", "invalid", "", -1},
 		{"malformed", []byte(`{"vrf_version": "1.0", "receipt_id": `), Options{}, ledger.StatusRejected, ledger.RejectMalformed, "", "malformed", "", -1},
 		{"invalid", readFile(t, filepath.Join(vectors, "vrf/90_tampered_verdict.json")), Options{}, ledger.StatusRejected, ledger.RejectInvalid, "content_hash", "invalid", "", -1},
+		{"future", receipt(t, signer, 108, "agent-d", "", -1), Options{MaxSkew: dur(time.Minute)}, ledger.StatusStale, ledger.RejectFuture, "ahead of arrival", "future", "agent-d", -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := dump(t, &l)

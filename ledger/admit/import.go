@@ -221,6 +221,7 @@ func Import(ctx context.Context, dir string, r io.Reader, opts ImportOptions) (s
 	}
 	aopts := opts.Options
 	aopts.AllowUnsigned, aopts.AnySigner, aopts.TrustedSigners = true, true, nil
+	aopts.AnyTime, aopts.MaxAge, aopts.MaxSkew = true, nil, nil // an archive's documents were fresh when admitted
 	const chunkEvents, chunkBytes = 4096, 64 << 20
 	var subs []Submission
 	var evs []*ledger.ArchiveEvent

@@ -105,6 +105,10 @@ type facts struct {
 	prev     string // a receipt's previous_receipt
 	position int64  // a receipt's chain_position, -1 when absent
 	task     string // the task of a bundle or rollback
+	// stale is the freshness rules' refusal (freshness.go), nil when the
+	// document is fresh enough: decided in preparation, applied first in
+	// sequence order.
+	stale *ledger.Refusal
 }
 
 // Rules are the admission rules that need the log's order: receipt chains
@@ -163,6 +167,9 @@ func (b *ruleBatch) Admit(r ledger.Reader, e *ledger.Entry) (*ledger.Refusal, er
 	f, _ := e.Facts.(*facts)
 	if f == nil {
 		return nil, nil
+	}
+	if f.stale != nil {
+		return f.stale, nil
 	}
 	switch e.Kind {
 	case codec.KindVRF:

@@ -50,6 +50,7 @@ type Registry struct {
 	hmac  []keys.HMACKey
 	pols  []governance.Policy
 	trust []string // sorted signer ids
+	fresh Freshness
 	valid bool
 }
 
@@ -84,7 +85,11 @@ func (r *Registry) load() error {
 	if err != nil {
 		return err
 	}
-	r.hmac, r.pols, r.trust, r.valid = ks, ps, trust, true
+	fresh, err := r.loadFreshness()
+	if err != nil {
+		return err
+	}
+	r.hmac, r.pols, r.trust, r.fresh, r.valid = ks, ps, trust, fresh, true
 	return nil
 }
 
