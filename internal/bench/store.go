@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"golang.org/x/mod/sumdb/tlog"
@@ -281,9 +282,13 @@ func copyLeaves(ctx context.Context, l *ledger.Ledger, db *pebble.DB) error {
 	return settle(ctx, db)
 }
 
-// dirSize adds up the sizes of the regular files under dir.
+// dirSize adds up the sizes of the regular files under dir, each file once.
 func dirSize(dir string) (int64, error) {
 	var total int64
+	// A read copy hard links the store's tables: a file is counted once
+	// however many names it has, as du(1) counts it.
+	type inode struct{ dev, ino uint64 }
+	seen := map[inode]bool{}
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -292,6 +297,13 @@ func dirSize(dir string) (int64, error) {
 			info, err := d.Info()
 			if err != nil {
 				return err
+			}
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				k := inode{uint64(st.Dev), st.Ino}
+				if seen[k] {
+					return nil
+				}
+				seen[k] = true
 			}
 			total += info.Size()
 		}
