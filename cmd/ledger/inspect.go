@@ -87,11 +87,13 @@ func runInspect(c *cli.Context, e *env) error {
 	if err != nil {
 		return exitf(exitInternal, "%w", err)
 	}
-	opts, err := verifyOptions(c, ins)
+	// The inputs are named before the flags' files are read, so that no
+	// input is a usage error (exit 2) whatever those files hold.
+	refs, err := expandInputs(c.Args().Slice())
 	if err != nil {
 		return err
 	}
-	refs, err := expandInputs(c.Args().Slice())
+	opts, err := verifyOptions(c, ins)
 	if err != nil {
 		return err
 	}

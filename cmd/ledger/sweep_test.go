@@ -1,0 +1,650 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// The read sweep (issue 10, item 1): every read command with every flag
+// combination on a ledger of 50,012 events, in process. Nothing any of
+// them is given may make one print a Go stack trace; usage errors exit 2;
+// every failure is one "ledger:" line; --json prints JSON lines; and no
+// read changes the ledger.
+
+// sweepWriters are the commands that write the ledger, each with the flag
+// that makes it write ("" when it always does). A command with such a
+// flag is also a read command without it (sweepReaders): the sweep runs
+// it without that flag.
+func sweepWriters() map[string]string {
+	return map[string]string{
+		"init":          "",
+		"append":        "",
+		"import":        "",
+		"rebuild":       "",
+		"key add-hmac":  "",
+		"policy add":    "",
+		"trust add":     "",
+		"trust remove":  "",
+		"run vrf":       "",
+		"run avir":      "",
+		"refusals":      "keep",
+		"witness build": "append",
+	}
+}
+
+// sweepReaders are the commands (and command groups) that never write the
+// ledger, or do not without their sweepWriters flag. Every command is in
+// this list or in sweepWriters (TestReadSweep fails otherwise), so that
+// a new read command is swept as soon as it exists.
+func sweepReaders() []string {
+	return []string{
+		"inspect", "get", "log", "chain", "refusals", "checkpoint", "prove", "verify-proof",
+		"key", "trust", "trust list", "export", "scorecard", "trend", "reputation", "systems",
+		"policy", "policy list", "audit", "run", "witness", "witness build", "version", "completion",
+	}
+}
+
+// A sweep value is a flag value or an argument list, written with
+// placeholders that name the ledger's references ({seq}, {receipt}, …,
+// see sweepLedger.expand). A leading "!" marks a value that is a usage
+// error wherever it is given: every invocation with it must exit 2.
+
+// sweepValues are a few representative values of every valued flag of
+// the read commands, by "command --flag" or, for every command that has
+// it, by "--flag": a valid value, edge values (0, an empty string, a
+// far-future date such as 9999-12-31 or 2262-04-12, just past the end of
+// the log) and an invalid one. A valued flag without values here fails
+// the test.
+func sweepValues() map[string][]string {
+	times := []string{"{mid}", "1d", "9999-12-31", "2262-04-12", "0001-01-01", "!soon"}
+	return map[string][]string{
+		"--wait":                            {"0", "1s", "!-1s", "!forever"},
+		"--since":                           times,
+		"--until":                           times,
+		"log --kind":                        {"vrf", "rollback", "!nope"},
+		"log --limit":                       {"3", "0", "!-1", "!many"},
+		"log --agent":                       {"{agent}", "", "no-such-agent"},
+		"log --subject":                     {"{subject}", "", "no such subject"},
+		"log --task":                        {"{task}", "00000000-0000-0000-0000-000000000000", "not-a-uuid"},
+		"chain --agent":                     {"{agent}", "!", "no-such-agent"},
+		"refusals --agent":                  {"{agent}", "", "no-such-agent"},
+		"refusals --reason":                 {"replay", "link", "!boredom"},
+		"refusals --limit":                  {"2", "0", "!-1", "!x"},
+		"prove --size":                      {"{size}", "0", "1", "{size+1}", "!-1", "!x"},
+		"prove --out":                       {"{tmp}/p.proof", "-", "/nonexistent/dir/p.proof"},
+		"verify-proof --key":                {"{pub}", "not-a-key", "/nonexistent/log.pub"},
+		"verify-proof --doc":                {"{doc}", "-", "{garbage}", "/nonexistent/doc.json"},
+		"scorecard --policy":                {"restricted", "read-grep-small", "ffffffffffffffff", "!not a policy"},
+		"scorecard --mode":                  {"autonomous", "255", "!256", "!sideways"},
+		"scorecard --min-solve-rate":        {"0.5", "1", "0", "!1.5", "!x"},
+		"scorecard --max-violations":        {"3", "0", "!-1", "!x"},
+		"scorecard --min-evidence-coverage": {"0.9", "0", "!-0.1", "!x"},
+		"scorecard --min-rollback-correctness": {
+			"0.9", "1", "!2", "!x"},
+		"trend --by":         {"day", "month", "!fortnight"},
+		"trend --policy":     {"approved", "ffffffffffffffff", "!not a policy"},
+		"trend --mode":       {"restricted", "0", "!256"},
+		"trend --plot":       {"{tmp}/t.png", "{tmp}/t.svg", "-", "{tmp}/t.gif", "/nonexistent/dir/t.png"},
+		"reputation --at":    times,
+		"reputation --limit": {"3", "0", "!-1", "!x"},
+		"audit --from":       {"{size-5}", "0", "{size}", "{size+1}", "!-1", "!x"},
+		"audit --against":    {"{ckpt}", "-", "{garbage}", "/nonexistent/checkpoint"},
+		"audit --max-problems": {
+			"5", "0", "!-1", "!lots"},
+		"audit --scratch":               {"{tmp}", "/nonexistent/dir"},
+		"inspect --hmac-key-file":       {"{hmac}", "{garbage}", "/nonexistent/key"},
+		"inspect --spec":                {"{spec}", "{garbage}", "/nonexistent/spec.json"},
+		"inspect --policy":              {"{policyfile}", "{garbage}", "/nonexistent/policy.json"},
+		"witness build --trace":         {"{trace}", "{garbage}", "-", "/nonexistent/trace.jsonl"},
+		"witness build --spec":          {"{text}", "-", "/nonexistent/spec"},
+		"witness build --plan":          {"{text}", "/nonexistent/plan"},
+		"witness build --diff":          {"{text}", "-"},
+		"witness build --test-log":      {"{text}", "/nonexistent/log"},
+		"witness build --postmortem":    {"{text}", "-"},
+		"witness build --outcome":       {"solved", "errored", "!sideways"},
+		"witness build --policy":        {"restricted", "read-grep-small", "{policyfile}", "nope"},
+		"witness build --task-id":       {"{task}", "", "!not-a-uuid"},
+		"witness build --created":       {"2026-01-01", "9999-12-31", "2262-04-12", "!whenever"},
+		"witness build --retry":         {"1", "0", "65535", "!65536", "!-1"},
+		"witness build --hmac-key-file": {"{hmac}", "{empty}", "/nonexistent/key"},
+		"witness build --o":             {"{tmp}/b.rvww", "-", "/nonexistent/dir/b.rvww"},
+		"--dir":                         {"{big}", "{small}", "!{missing}"},
+	}
+}
+
+// sweepArgs are the argument lists of each read command: none, valid
+// references (a seq, an id, an id prefix, a task UUID), references out
+// of range, garbage. "!" marks a list that is a usage error.
+func sweepArgs() map[string][][]string {
+	none := []string{}
+	noArgs := [][]string{none, {"!x"}}
+	return map[string][][]string{
+		"inspect":       {{"!"}, {"{doc}"}, {"{bundlefile}", "{attestation}"}, {"{garbage}"}, {"/nonexistent/doc.json"}, {"-"}, {"{tmpdir}"}},
+		"get":           {{"!"}, {"{seq}"}, {"0"}, {"{receipt}"}, {"{prefix}"}, {"{task}"}, {"{bundle}"}, {"{size}"}, {"9223372036854775807"}, {"-1"}, {"garbage!"}, {"!1", "2"}},
+		"log":           noArgs,
+		"chain":         {{}, {"{receipt}"}, {"{task}"}, {"{bundle}"}, {"{prefix}"}, {"garbage"}, {"!a", "b"}},
+		"refusals":      noArgs,
+		"checkpoint":    noArgs,
+		"prove":         {{"!"}, {"{seq}"}, {"{receipt}"}, {"{prefix}"}, {"{task}"}, {"{size}"}, {"-1"}, {"garbage"}, {"1", "{size}"}, {"0", "{size}"}, {"{size}", "1"}, {"1", "{size+1}"}},
+		"verify-proof":  {{"!"}, {"{proof}"}, {"{cproof}"}, {"{garbage}"}, {"-"}, {"/nonexistent/p.proof"}, {"!a", "b"}},
+		"key":           {{"!"}, {"!nosuch"}},
+		"trust":         {{"!"}, {"!nosuch"}},
+		"trust list":    noArgs,
+		"export":        {{"!"}, {"{tmp}/a.jsonl.zst"}, {"-"}, {"/nonexistent/dir/a.zst"}, {"!a", "b"}},
+		"scorecard":     noArgs,
+		"trend":         noArgs,
+		"reputation":    {none, {"{agent}"}, {"no-such-agent"}, {""}, {"!a", "b"}},
+		"systems":       noArgs,
+		"policy":        {{"!"}, {"!nosuch"}},
+		"policy list":   noArgs,
+		"audit":         noArgs,
+		"run":           {{"!"}, {"!nosuch"}},
+		"witness":       {{"!"}, {"!nosuch"}},
+		"witness build": noArgs,
+		"version":       noArgs,
+		"completion":    {{"!"}, {"bash"}, {"zsh"}, {"fish"}, {"!tcsh"}, {"!bash", "zsh"}},
+	}
+}
+
+// sweepDim is one dimension of a command's all-pairs covering: a valued
+// flag (values[0] is "absent"), the arguments, or the ledger.
+type sweepDim struct {
+	flag   string // "" for the arguments
+	values [][]string
+}
+
+// sweepCase is one invocation of the sweep, before its placeholders are
+// expanded.
+type sweepCase struct {
+	path  string
+	argv  []string // after the command path; placeholders unexpanded
+	usage bool     // some value or argument is a usage error
+	json  bool
+}
+
+// sweepCases returns the invocations of one command: every combination
+// of its boolean flags crossed with an all-pairs covering of its valued
+// flags' values, its argument lists and the ledgers.
+func sweepCases(t *testing.T, path string, cmd *cli.Command) []sweepCase {
+	t.Helper()
+	values, args := sweepValues(), sweepArgs()
+	writer := sweepWriters()[path]
+	var bools []string
+	var dims []sweepDim
+	for _, f := range cmd.Flags {
+		name := f.Names()[0]
+		if name == writer {
+			continue
+		}
+		d, ok := f.(cli.DocGenerationFlag)
+		if !ok || !d.TakesValue() {
+			bools = append(bools, name)
+			continue
+		}
+		vs, ok := values[path+" --"+name]
+		if !ok {
+			vs, ok = values["--"+name]
+		}
+		if !ok || len(vs) == 0 {
+			t.Errorf("ledger %s --%s: no representative values in sweepValues", path, name)
+			continue
+		}
+		dim := sweepDim{flag: name}
+		if name != "dir" {
+			dim.values = append(dim.values, nil) // absent
+		}
+		for _, v := range vs {
+			dim.values = append(dim.values, []string{v})
+		}
+		dims = append(dims, dim)
+	}
+	al, ok := args[path]
+	if !ok {
+		t.Errorf("ledger %s: no argument lists in sweepArgs", path)
+		al = [][]string{{}}
+	}
+	dims = append(dims, sweepDim{values: al})
+	sizes := make([]int, len(dims))
+	for i, d := range dims {
+		sizes[i] = len(d.values)
+	}
+	var out []sweepCase
+	for mask := 0; mask < 1<<len(bools); mask++ {
+		for _, row := range allPairs(sizes, uint64(len(path))) {
+			c := sweepCase{path: path}
+			for i, b := range bools {
+				if mask&(1<<i) != 0 {
+					c.argv = append(c.argv, "--"+b)
+					c.json = c.json || b == "json"
+				}
+			}
+			for i, d := range dims {
+				for _, v := range d.values[row[i]] {
+					usage := strings.HasPrefix(v, "!")
+					c.usage = c.usage || usage
+					v = strings.TrimPrefix(v, "!")
+					if d.flag == "" {
+						c.argv = append(c.argv, v)
+					} else {
+						c.argv = append(c.argv, "--"+d.flag, v)
+					}
+				}
+				if d.flag == "" && len(d.values[row[i]]) == 1 && d.values[row[i]][0] == "!" {
+					c.argv = c.argv[:len(c.argv)-1] // "!" alone: no argument, a usage error
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// allPairs returns rows, each a value index per dimension (sizes[i]
+// values in dimension i), such that every pair of values of any two
+// dimensions is in some row: a greedy covering (AETG), deterministic for
+// a seed.
+func allPairs(sizes []int, seed uint64) [][]int {
+	type pair struct{ d1, v1, d2, v2 int }
+	uncovered := map[pair]bool{}
+	var order []pair
+	for d1 := range sizes {
+		for d2 := d1 + 1; d2 < len(sizes); d2++ {
+			for v1 := range sizes[d1] {
+				for v2 := range sizes[d2] {
+					p := pair{d1, v1, d2, v2}
+					uncovered[p] = true
+					order = append(order, p)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, 0x70616972))
+	gain := func(row []int, set []bool) int {
+		n := 0
+		for d1 := range row {
+			for d2 := d1 + 1; d2 < len(row); d2++ {
+				if set[d1] && set[d2] && uncovered[pair{d1, row[d1], d2, row[d2]}] {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	var rows [][]int
+	if len(sizes) < 2 {
+		n := 1
+		if len(sizes) == 1 {
+			n = sizes[0]
+		}
+		for v := range n {
+			rows = append(rows, []int{v}[:len(sizes)])
+		}
+		return rows
+	}
+	for len(uncovered) > 0 {
+		var first pair
+		for _, p := range order {
+			if uncovered[p] {
+				first = p
+				break
+			}
+		}
+		var best []int
+		bestGain := -1
+		for range 20 {
+			row := make([]int, len(sizes))
+			set := make([]bool, len(sizes))
+			row[first.d1], row[first.d2] = first.v1, first.v2
+			set[first.d1], set[first.d2] = true, true
+			for _, d := range r.Perm(len(sizes)) {
+				if set[d] {
+					continue
+				}
+				set[d] = true
+				bv, bg := 0, -1
+				for _, v := range r.Perm(sizes[d]) {
+					row[d] = v
+					if g := gain(row, set); g > bg {
+						bv, bg = v, g
+					}
+				}
+				row[d] = bv
+			}
+			all := make([]bool, len(sizes))
+			for i := range all {
+				all[i] = true
+			}
+			if g := gain(row, all); g > bestGain {
+				best, bestGain = row, g
+			}
+		}
+		for d1 := range best {
+			for d2 := d1 + 1; d2 < len(best); d2++ {
+				delete(uncovered, pair{d1, best[d1], d2, best[d2]})
+			}
+		}
+		rows = append(rows, best)
+	}
+	return rows
+}
+
+// TestAllPairs checks the covering on a few shapes: every pair of values
+// of two dimensions is in a row, and rows stay few.
+func TestAllPairs(t *testing.T) {
+	for _, sizes := range [][]int{{}, {3}, {2, 2}, {3, 4, 5}, {7, 5, 4, 4, 4, 3, 6}} {
+		rows := allPairs(sizes, 1)
+		for d1 := range sizes {
+			for d2 := d1 + 1; d2 < len(sizes); d2++ {
+				for v1 := range sizes[d1] {
+					for v2 := range sizes[d2] {
+						found := slices.ContainsFunc(rows, func(r []int) bool { return r[d1] == v1 && r[d2] == v2 })
+						if !found {
+							t.Errorf("%v: pair (%d=%d, %d=%d) not covered", sizes, d1, v1, d2, v2)
+						}
+					}
+				}
+			}
+		}
+		limit := 1
+		for _, s := range sizes {
+			limit *= s
+		}
+		if len(sizes) >= 2 {
+			s := slices.Sorted(slices.Values(sizes))
+			limit = min(limit, 2*s[len(s)-1]*s[len(s)-2])
+		}
+		if len(rows) > limit {
+			t.Errorf("%v: %d rows, more than %d", sizes, len(rows), limit)
+		}
+	}
+}
+
+// sweepFixture is what the sweep's placeholders expand to.
+type sweepFixture struct {
+	big, small *sweepLedger
+	missing    string
+	files      map[string]string // {garbage}, {hmac}, … → path
+}
+
+// expand replaces the placeholders of s for an invocation on the ledger
+// sl, whose files go to tmp.
+func (f *sweepFixture) expand(s string, sl *sweepLedger, tmp string) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	mid := time.Now().UTC().Add(-15 * 24 * time.Hour).Format("2006-01-02")
+	pairs := []string{
+		"{big}", f.big.dir, "{small}", f.small.dir, "{missing}", f.missing,
+		"{seq}", strconv.Itoa(sl.seq), "{size}", strconv.Itoa(sl.size),
+		"{size+1}", strconv.Itoa(sl.size + 1), "{size-5}", strconv.Itoa(max(sl.size-5, 0)),
+		"{receipt}", sl.receipt, "{prefix}", sl.receiptPrefix, "{task}", sl.task, "{bundle}", sl.bundle,
+		"{agent}", sl.agent, "{subject}", sl.subject, "{pub}", sl.pub, "{proof}", sl.proof,
+		"{cproof}", sl.consProof, "{doc}", sl.doc, "{ckpt}", sl.ckptFile, "{mid}", mid,
+		"{tmpdir}", tmp, "{tmp}", tmp,
+	}
+	for k, v := range f.files {
+		pairs = append(pairs, "{"+k+"}", v)
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// TestReadSweep runs every read command with every combination of its
+// boolean flags crossed with an all-pairs covering of its valued flags'
+// values (sweepValues), its arguments (sweepArgs) and three ledgers: one
+// of 50,012 events with trusted signers, a registered HMAC key and
+// policy, and refusals in its journal (buildBigLedger); one of four
+// events without any setting; a directory that is no ledger. Each
+// invocation runs in process, in parallel (reads do not write), and
+// must: print no Go stack trace ("panic", "goroutine ", "runtime error");
+// exit with a documented code (exitCodes), 2 when it was given a usage
+// error; on failure say so in one "ledger:" line on stderr; with --json
+// print JSON lines. Afterwards neither ledger has changed: the same
+// checkpoint size and root, no new or changed file but read copies.
+//
+// The issue's `log --limit` cases (Pebble's "element has outstanding
+// references" panic at Close) are run on the big ledger besides.
+//
+// Cost, on 2 cores: the big ledger takes about 30s to build (generating
+// 50,012 documents and admitting them, Ed25519 verification included);
+// the sweep itself is about 1,100 invocations (t.Logf prints the count)
+// and takes about a minute. -short skips it.
+func TestReadSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a ledger of 50k events")
+	}
+	start := time.Now()
+	work := t.TempDir()
+	fx := &sweepFixture{missing: filepath.Join(work, "missing"), files: map[string]string{}}
+	fx.big = buildBigLedger(t, filepath.Join(work, "big"), filepath.Join(work, "bigfiles"))
+	fx.small = buildSmallLedger(t, filepath.Join(work, "small"), work)
+	t.Logf("ledgers built in %v: %d and %d events", time.Since(start).Round(time.Millisecond), fx.big.size, fx.small.size)
+	for name, data := range map[string][]byte{
+		"garbage": []byte("\x00\xffnot a document, a key, a proof or a checkpoint\n"),
+		"empty":   {},
+		"text":    []byte("some text\n"),
+	} {
+		p := filepath.Join(work, name)
+		writeFileT(t, p, data)
+		fx.files[name] = p
+	}
+	for name, p := range map[string]string{
+		"hmac":        "testdata/vectors/rvww/hmac_key.txt",
+		"spec":        "testdata/vectors/avir/01_verified_L2.spec.json",
+		"attestation": "testdata/vectors/avir/01_verified_L2.attestation.json",
+		"bundlefile":  "testdata/vectors/rvww/01_solved_autonomous_signed.rvww",
+		"policyfile":  "testdata/rvww/policies/custom_read_grep.json",
+		"trace":       "verifier/witness/testdata/traces/failed_restricted.jsonl",
+	} {
+		fx.files[name] = repoPath(p)
+	}
+	before := map[string]ledgerState{}
+	for _, sl := range []*sweepLedger{fx.big, fx.small} {
+		before[sl.name] = stateOf(t, sl.dir)
+	}
+
+	// The commands, from the app's own definitions.
+	readers, writers := sweepReaders(), sweepWriters()
+	var cases []sweepCase
+	seen := map[string]bool{}
+	for _, dc := range allCommands(newApp(&env{})) {
+		seen[dc.path] = true
+		_, writes := writers[dc.path]
+		reads := slices.Contains(readers, dc.path)
+		switch {
+		case !reads && !writes:
+			t.Errorf("ledger %s is neither in sweepReaders nor in sweepWriters: say whether it writes the ledger", dc.path)
+		case reads && writes && writers[dc.path] == "":
+			t.Errorf("ledger %s is in sweepReaders and always writes (sweepWriters)", dc.path)
+		case reads:
+			cases = append(cases, sweepCases(t, dc.path, dc.cmd)...)
+		}
+	}
+	for _, p := range readers {
+		if !seen[p] {
+			t.Errorf("sweepReaders names %q, which is no command", p)
+		}
+	}
+	for p := range writers {
+		if !seen[p] {
+			t.Errorf("sweepWriters names %q, which is no command", p)
+		}
+	}
+	// The issue's cases.
+	for _, a := range [][]string{{"--limit", "1"}, {"--limit", "3", "--json"}, {"--since", "1d", "--limit", "3"},
+		{"--until", "{mid}"}, {"--until", "{mid}", "--limit", "2", "--json"}} {
+		cases = append(cases, sweepCase{path: "log", argv: append(a, "--dir", "{big}"), json: slices.Contains(a, "--json")})
+	}
+	if t.Failed() {
+		return
+	}
+	perCommand := map[string]int{}
+	for _, c := range cases {
+		perCommand[c.path]++
+	}
+	t.Logf("%d invocations: %v", len(cases), perCommand)
+
+	sweepStart := time.Now()
+	t.Run("invocations", func(t *testing.T) {
+		for i, c := range cases {
+			t.Run(fmt.Sprintf("%s#%d", strings.ReplaceAll(c.path, " ", "_"), i), func(t *testing.T) {
+				t.Parallel()
+				runSweepCase(t, fx, c)
+			})
+		}
+	})
+	t.Logf("sweep: %d invocations in %v", len(cases), time.Since(sweepStart).Round(time.Millisecond))
+
+	for _, sl := range []*sweepLedger{fx.big, fx.small} {
+		if diff := before[sl.name].diff(stateOf(t, sl.dir)); diff != "" {
+			t.Errorf("the %s ledger changed during the read sweep: %s", sl.name, diff)
+		}
+	}
+}
+
+// runSweepCase runs one invocation and checks it.
+func runSweepCase(t *testing.T, fx *sweepFixture, c sweepCase) {
+	sl := fx.big
+	for i, a := range c.argv {
+		if i > 0 && c.argv[i-1] == "--dir" && a == "{small}" {
+			sl = fx.small
+		}
+	}
+	tmp := t.TempDir()
+	args := strings.Fields(c.path)
+	for _, a := range c.argv {
+		args = append(args, fx.expand(a, sl, tmp))
+	}
+	stdout, stderr, code := runInProcess(nil, args...)
+	what := fmt.Sprintf("ledger %s", quoteArgs(args))
+	for _, bad := range []string{"panic", "goroutine ", "runtime error"} {
+		if strings.Contains(stderr, bad) {
+			t.Fatalf("%s: %q on stderr (exit %d):\n%s", what, bad, code, stderr)
+		}
+	}
+	if !slices.ContainsFunc(exitCodes, func(e exitCode) bool { return e.code == code }) {
+		t.Errorf("%s: exit %d is no documented exit code\n%s", what, code, stderr)
+	}
+	if c.usage && code != exitUsage {
+		t.Errorf("%s: exit %d, want %d (a usage error)\nstderr: %s", what, code, exitUsage, stderr)
+	}
+	if code != exitOK {
+		// A failure is one "ledger:" line on stderr, unless the command's
+		// report on standard output says it (inspect: an input that is
+		// malformed or invalid).
+		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+		reported := stderr == "" && stdout != "" && code != exitUsage
+		if !reported && (len(lines) != 1 || !strings.HasPrefix(lines[0], "ledger: ")) {
+			t.Errorf("%s: exit %d; stderr is not one \"ledger:\" line: %q", what, code, clipText(stderr, 2000))
+		}
+	} else if stderr != "" {
+		t.Errorf("%s: exit 0 with stderr %q", what, clipText(stderr, 2000))
+	}
+	if c.json && stdout != "" {
+		sc := bufio.NewScanner(strings.NewReader(stdout))
+		sc.Buffer(nil, 64<<20)
+		n := 0
+		for sc.Scan() {
+			n++
+			var v map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+				t.Errorf("%s: --json line %d is not a JSON object: %v: %q", what, n, err, clipText(sc.Text(), 300))
+				break
+			}
+		}
+		if err := sc.Err(); err != nil {
+			t.Errorf("%s: reading stdout: %v", what, err)
+		}
+	}
+}
+
+// quoteArgs joins args for a message, quoting the empty and spaced ones.
+func quoteArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n\"") {
+			a = strconv.Quote(a)
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// ledgerState is what a read must not change: the checkpoint, and every
+// file of the ledger directory but its read copies (copies/), with its
+// size and modification time.
+type ledgerState struct {
+	size  int
+	root  string
+	files map[string]string
+}
+
+func stateOf(t *testing.T, dir string) ledgerState {
+	t.Helper()
+	st := ledgerState{files: map[string]string{}}
+	st.size, st.root = checkpointOf(t, dir)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if rel == "copies" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		st.files[rel] = fmt.Sprintf("%d bytes, %v", info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// diff says how b differs from s ("" when it does not).
+func (s ledgerState) diff(b ledgerState) string {
+	var out []string
+	if s.size != b.size || s.root != b.root {
+		out = append(out, fmt.Sprintf("checkpoint %d %s → %d %s", s.size, s.root, b.size, b.root))
+	}
+	var names []string
+	for n := range b.files {
+		names = append(names, n)
+	}
+	for n := range s.files {
+		if _, ok := b.files[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		was, ok1 := s.files[n]
+		now, ok2 := b.files[n]
+		switch {
+		case !ok1:
+			out = append(out, "new file "+n)
+		case !ok2:
+			out = append(out, "removed "+n)
+		case was != now:
+			out = append(out, fmt.Sprintf("%s: %s → %s", n, was, now))
+		}
+	}
+	return strings.Join(out, "; ")
+}
