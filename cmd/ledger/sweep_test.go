@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -376,6 +377,9 @@ type sweepFixture struct {
 	big, small *sweepLedger
 	missing    string
 	files      map[string]string // {garbage}, {hmac}, … → path
+
+	mu    sync.Mutex
+	codes map[string]map[int]int // exit codes seen, by command
 }
 
 // expand replaces the placeholders of s for an invocation on the ledger
@@ -426,7 +430,7 @@ func TestReadSweep(t *testing.T) {
 	}
 	start := time.Now()
 	work := t.TempDir()
-	fx := &sweepFixture{missing: filepath.Join(work, "missing"), files: map[string]string{}}
+	fx := &sweepFixture{missing: filepath.Join(work, "missing"), files: map[string]string{}, codes: map[string]map[int]int{}}
 	fx.big = buildBigLedger(t, filepath.Join(work, "big"), filepath.Join(work, "bigfiles"))
 	fx.small = buildSmallLedger(t, filepath.Join(work, "small"), work)
 	t.Logf("ledgers built in %v: %d and %d events", time.Since(start).Round(time.Millisecond), fx.big.size, fx.small.size)
@@ -504,7 +508,7 @@ func TestReadSweep(t *testing.T) {
 			})
 		}
 	})
-	t.Logf("sweep: %d invocations in %v", len(cases), time.Since(sweepStart).Round(time.Millisecond))
+	t.Logf("sweep: %d invocations in %v; exit codes by command: %v", len(cases), time.Since(sweepStart).Round(time.Millisecond), fx.codes)
 
 	for _, sl := range []*sweepLedger{fx.big, fx.small} {
 		if diff := before[sl.name].diff(stateOf(t, sl.dir)); diff != "" {
@@ -527,6 +531,12 @@ func runSweepCase(t *testing.T, fx *sweepFixture, c sweepCase) {
 		args = append(args, fx.expand(a, sl, tmp))
 	}
 	stdout, stderr, code := runInProcess(nil, args...)
+	fx.mu.Lock()
+	if fx.codes[c.path] == nil {
+		fx.codes[c.path] = map[int]int{}
+	}
+	fx.codes[c.path][code]++
+	fx.mu.Unlock()
 	what := fmt.Sprintf("ledger %s", quoteArgs(args))
 	for _, bad := range []string{"panic", "goroutine ", "runtime error"} {
 		if strings.Contains(stderr, bad) {
