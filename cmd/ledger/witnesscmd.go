@@ -54,7 +54,7 @@ func witnessBuildCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "task-id", Usage: "the task's UUID; give every attempt of one task the same id (default: a new random UUID)"},
 		&cli.StringFlag{Name: "created", Usage: "creation time: a date, an RFC 3339 time or a duration back from now (default: now)"},
 		&cli.IntFlag{Name: "retry", Usage: "retry count of this attempt (0 to 65535)"},
-		&cli.StringFlag{Name: "hmac-key-file", Usage: "sign the bundle with this raw HMAC-SHA256 key file (every byte is the key); unsigned without it"},
+		&cli.StringFlag{Name: "hmac-key-file", Usage: "sign the bundle with this raw HMAC-SHA256 key file (every byte is the key; - for standard input); unsigned without it"},
 		&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the bundle to this file, or - for standard output"},
 		&cli.BoolFlag{Name: "append", Usage: "append the bundle to the ledger (--dir)"},
 		&cli.BoolFlag{Name: "allow-unsigned", Usage: "with --append: admit the bundle although it is unsigned"},
@@ -148,8 +148,12 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 	}
 	var opts witness.Options
 	var key *keys.HMACKey
+	stdinUsed := "" // the flag that reads standard input (-)
 	if p := c.String("hmac-key-file"); p != "" {
-		k, err := keys.LoadHMACKey(p)
+		if p == "-" {
+			stdinUsed = "hmac-key-file"
+		}
+		k, err := loadHMACKeyArg(p, e)
 		if err != nil {
 			return usageErrorf("--hmac-key-file %s: %v", p, pathless(err))
 		}
@@ -164,7 +168,6 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 	opts.Logger = e.log
 
 	// Inputs: each section file, and the trace.
-	stdinUsed := ""
 	read := func(flag string) ([]byte, error) {
 		p := c.String(flag)
 		if p == "" {
