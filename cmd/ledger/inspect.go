@@ -36,7 +36,9 @@ func inspectCommand(e *env) *cli.Command {
 }
 
 // verifyOptions loads the key, spec and policy files named by the common
-// verification flags.
+// verification flags. Every file is read before any is parsed, so that a
+// file that cannot be read (a usage error, exit 2) is reported before one
+// that does not parse (exit 3).
 func verifyOptions(c *cli.Context, e *env, ins *inspect.Inspector) (inspect.Options, error) {
 	var opts inspect.Options
 	for _, p := range c.StringSlice("hmac-key-file") {
@@ -46,23 +48,31 @@ func verifyOptions(c *cli.Context, e *env, ins *inspect.Inspector) (inspect.Opti
 		}
 		opts.HMACKeys = append(opts.HMACKeys, k)
 	}
+	var specData []byte
 	if p := c.String("spec"); p != "" {
 		data, err := readFileArg(p, e, maxInputSize)
 		if err != nil {
 			return opts, usageErrorf("--spec %s: %v", p, pathless(err))
 		}
-		s, err := ins.ParseSpec(data)
-		if err != nil {
-			return opts, exitf(exitMalformed, "--spec %s: %v", p, err)
-		}
-		opts.Spec = s
+		specData = data
 	}
+	var policyData [][]byte
 	for _, p := range c.StringSlice("policy") {
 		data, err := readFileArg(p, e, maxPolicyFile)
 		if err != nil {
 			return opts, usageErrorf("--policy %s: %v", p, pathless(err))
 		}
-		pol, err := governance.ParsePolicy(data)
+		policyData = append(policyData, data)
+	}
+	if p := c.String("spec"); p != "" {
+		s, err := ins.ParseSpec(specData)
+		if err != nil {
+			return opts, exitf(exitMalformed, "--spec %s: %v", p, err)
+		}
+		opts.Spec = s
+	}
+	for i, p := range c.StringSlice("policy") {
+		pol, err := governance.ParsePolicy(policyData[i])
 		if err != nil {
 			return opts, exitf(exitMalformed, "--policy %s: %v", p, err)
 		}

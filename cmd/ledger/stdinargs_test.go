@@ -86,13 +86,14 @@ func TestDashForFileFlags(t *testing.T) {
 			}
 		})
 	}
-	// Standard input once.
+	// Standard input once. The key ends in a newline: witness build's note
+	// about it waits for a built bundle, so the usage error is one line.
 	for _, args := range [][]string{
 		{"inspect", "-", "--spec", "-"},
 		{"inspect", "--policy", "-", "--hmac-key-file", "-", bundle},
 		{"witness", "build", "--outcome", "failed", "--policy", "restricted", "--hmac-key-file", "-", "--trace", "-", "-o", filepath.Join(work, "x.rvww")},
 	} {
-		stdout, stderr, code := runLedgerEnv(t, read(hmacKey), nil, args...)
+		stdout, stderr, code := runLedgerEnv(t, append(read(hmacKey), '\n'), nil, args...)
 		wantUsageError(t, args, stdout, stderr, code, "standard input")
 	}
 }

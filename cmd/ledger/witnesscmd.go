@@ -149,6 +149,8 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 	var opts witness.Options
 	var key *keys.HMACKey
 	stdinUsed := "" // the flag that reads standard input (-)
+	// notes go to stderr once the bundle is built: a failure is one line.
+	var notes []string
 	if p := c.String("hmac-key-file"); p != "" {
 		if p == "-" {
 			stdinUsed = "hmac-key-file"
@@ -158,7 +160,11 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 			return usageErrorf("--hmac-key-file %s: %v", p, pathless(err))
 		}
 		if bytes.HasSuffix(k.Secret, []byte("\n")) {
-			_, _ = fmt.Fprintf(e.stderr, "ledger: note: %s ends in a newline, which is part of the key as the reference uses it\n", p)
+			name := p
+			if p == "-" {
+				name = "the key on standard input"
+			}
+			notes = append(notes, name+" ends in a newline, which is part of the key as the reference uses it")
 		}
 		key, opts.Key = &k, k.Secret
 	}
@@ -251,7 +257,6 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 		line.Key = &id
 	}
 	code := exitOK
-	var notes []string
 	if appendIt {
 		var hk []keys.HMACKey
 		if key != nil {
