@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 
