@@ -64,7 +64,7 @@ func TestHostileRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	var connected atomic.Int32
 	go func() {
 		for {

@@ -22,7 +22,7 @@ func TestRunRefusesWithoutNamespaces(t *testing.T) {
 	if err != nil {
 		t.Skipf("skipping: no sandbox to make a host without namespaces in (%v)", err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	bin, err := os.ReadFile(ledgerBin)
 	if err != nil {
 		t.Fatal(err)

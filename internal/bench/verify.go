@@ -265,7 +265,7 @@ func (r *bareRunner) Run(ctx context.Context, c sandbox.Cmd) (sandbox.Result, er
 	if err != nil {
 		return res, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: a temporary directory
 	for name, data := range c.Files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
