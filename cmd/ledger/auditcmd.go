@@ -73,6 +73,9 @@ func auditCommand(e *env) *cli.Command {
 			}
 			if c.IsSet("from") {
 				opts.From = c.Int64("from")
+				if opts.From < 0 {
+					return usageErrorf("--from %d: must not be negative", opts.From)
+				}
 			}
 			// The ledger is opened before --against is read, so that a
 			// usage error (a bad --wait, no ledger) is reported as one

@@ -62,6 +62,10 @@ func sweepReaders() []string {
 // see sweepLedger.expand). A leading "!" marks a value that is a usage
 // error wherever it is given: every invocation with it must exit 2.
 
+// sweepRequired in a flag's values says that leaving the flag out is a
+// usage error.
+const sweepRequired = "!<absent>"
+
 // sweepValues are a few representative values of every valued flag of
 // the read commands, by "command --flag" or, for every command that has
 // it, by "--flag": a valid value, edge values (0, an empty string, a
@@ -114,13 +118,14 @@ func sweepValues() map[string][]string {
 		"witness build --diff":          {"{text}", "-"},
 		"witness build --test-log":      {"{text}", "/nonexistent/log"},
 		"witness build --postmortem":    {"{text}", "-"},
-		"witness build --outcome":       {"solved", "errored", "!sideways"},
-		"witness build --policy":        {"restricted", "read-grep-small", "{policyfile}", "nope"},
+		"witness build --outcome":       {"solved", "errored", "!sideways", sweepRequired},
+		"witness build --policy":        {"restricted", "read-grep-small", "{policyfile}", "nope", sweepRequired},
 		"witness build --task-id":       {"{task}", "", "!not-a-uuid"},
 		"witness build --created":       {"2026-01-01", "2262-04-11", "!9999-12-31", "!2262-04-12", "!whenever"},
 		"witness build --retry":         {"1", "0", "65535", "!65536", "!-1"},
 		"witness build --hmac-key-file": {"{hmac}", "!{empty}", "-", "!/nonexistent/key"},
-		"witness build --o":             {"{tmp}/b.rvww", "-", "/nonexistent/dir/b.rvww"},
+		"witness build --dir":           {"{big}", "{small}", "{missing}"}, // the ledger is read only for a registered policy
+		"witness build --o":             {"{tmp}/b.rvww", "-", "/nonexistent/dir/b.rvww", sweepRequired},
 		"--dir":                         {"{big}", "{small}", "!{missing}"},
 	}
 }
@@ -206,11 +211,16 @@ func sweepCases(t *testing.T, path string, cmd *cli.Command) []sweepCase {
 			continue
 		}
 		dim := sweepDim{flag: name}
-		if name != "dir" {
+		switch {
+		case slices.Contains(vs, sweepRequired):
+			dim.values = append(dim.values, []string{sweepRequired}) // absent: a usage error
+		case name != "dir":
 			dim.values = append(dim.values, nil) // absent
 		}
 		for _, v := range vs {
-			dim.values = append(dim.values, []string{v})
+			if v != sweepRequired {
+				dim.values = append(dim.values, []string{v})
+			}
 		}
 		dims = append(dims, dim)
 	}
@@ -237,7 +247,19 @@ func sweepCases(t *testing.T, path string, cmd *cli.Command) []sweepCase {
 		}
 		sizes[i] = len(valid[i])
 	}
-	var rows [][]int
+	// The first row is the happy path: each dimension's first value that
+	// is no usage error (a valid reference, an existing file), then the
+	// covering.
+	happy := make([]int, len(dims))
+	for i, d := range dims {
+		for _, j := range valid[i] {
+			if len(d.values[j]) > 0 {
+				happy[i] = j
+				break
+			}
+		}
+	}
+	rows := [][]int{happy}
 	for _, r := range allPairs(sizes, uint64(len(path))) {
 		row := make([]int, len(r))
 		for i, k := range r {
@@ -245,11 +267,11 @@ func sweepCases(t *testing.T, path string, cmd *cli.Command) []sweepCase {
 		}
 		rows = append(rows, row)
 	}
-	base := len(rows)
+	base := len(rows) - 1
 	for i, d := range dims {
 		for j, v := range d.values {
 			if len(v) > 0 && strings.HasPrefix(v[0], "!") && valid[i][0] != j {
-				row := slices.Clone(rows[len(rows)%base])
+				row := slices.Clone(rows[1+len(rows)%base])
 				row[i] = j
 				rows = append(rows, row)
 			}
@@ -270,6 +292,9 @@ func sweepCases(t *testing.T, path string, cmd *cli.Command) []sweepCase {
 					usage := strings.HasPrefix(v, "!")
 					c.usage = c.usage || usage
 					v = strings.TrimPrefix(v, "!")
+					if v == strings.TrimPrefix(sweepRequired, "!") {
+						continue
+					}
 					if d.flag == "" {
 						c.argv = append(c.argv, v)
 					} else {
@@ -606,10 +631,11 @@ func runSweepCase(t *testing.T, fx *sweepFixture, c sweepCase) {
 			t.Errorf("%s: exit %d; stderr is not one \"ledger:\" line: %q", what, code, clipText(stderr, 2000))
 		}
 	} else {
-		// Success may note things on stderr (witness build's notes and
-		// policy violations), each on a line of its own, never a log line.
+		// Success may say things on stderr (witness build's notes, policy
+		// violations, its summary when the bundle goes to stdout), never
+		// a log line (log/slog's text: time=… level=…).
 		for _, l := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
-			if l != "" && !strings.HasPrefix(l, "ledger: ") && !strings.HasPrefix(l, "policy violation: ") {
+			if strings.HasPrefix(l, "time=") || strings.Contains(l, " level=") {
 				t.Errorf("%s: exit 0 with stderr %q", what, clipText(stderr, 2000))
 				break
 			}

@@ -131,6 +131,15 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 		return usageErrorf("--outcome: %s", inputReason(err))
 	}
 	parts.Outcome = o
+	// Before any input is read, so that a usage error is exit 2 whatever
+	// the inputs hold: --policy, and --wait (checked again when the
+	// ledger is opened, if it is).
+	if c.String("policy") == "" {
+		return usageErrorf(policyRequired)
+	}
+	if _, err := waitOf(c); err != nil {
+		return err
+	}
 	if s := c.String("task-id"); s != "" {
 		if parts.TaskID, err = witness.ParseTaskID(s); err != nil {
 			return usageErrorf("--task-id: %s", inputReason(err))
@@ -316,6 +325,9 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 	return nil
 }
 
+// policyRequired is witness build's message when --policy is missing.
+const policyRequired = "--policy is required: restricted, approved, autonomous, a policy file, or a registered policy's name or hash"
+
 // resolveWitnessPolicy reads --policy: a default policy's name, a policy
 // file (stdin is data, already read), or a policy registered in the ledger
 // (by name or hash). l is the open ledger, or nil: the ledger is then
@@ -324,7 +336,7 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 func resolveWitnessPolicy(c *cli.Context, e *env, l *admit.Ledger, stdin []byte) (governance.Policy, error) {
 	ref := c.String("policy")
 	if ref == "" {
-		return governance.Policy{}, usageErrorf("--policy is required: restricted, approved, autonomous, a policy file, or a registered policy's name or hash")
+		return governance.Policy{}, usageErrorf(policyRequired)
 	}
 	if p, ok := witness.DefaultPolicy(ref); ok {
 		return p, nil
