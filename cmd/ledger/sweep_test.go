@@ -472,7 +472,8 @@ func (f *sweepFixture) expand(s string, sl *sweepLedger, tmp string) string {
 // (buildBigLedger); one of four events without any setting; a directory
 // that is no ledger. The covering is over the values that are no usage
 // error; each usage error (a value marked "!") is tried once per boolean
-// combination, in a row of the covering. Standard input is empty or
+// combination, in a row of the covering; a first row takes every
+// dimension's first valid value (the happy path). Standard input is empty or
 // garbage, in turn. Each invocation runs in process, in parallel (reads do
 // not write), and must: print no Go stack trace ("panic", "goroutine ",
 // "runtime error" on stderr); exit with a documented code (exitCodes), 2
@@ -489,8 +490,8 @@ func (f *sweepFixture) expand(s string, sl *sweepLedger, tmp string) string {
 // Cost, measured on the 2-core development machine: building the big
 // ledger takes 20 to 40 seconds (generating the 50,012 documents and
 // admitting them, an Ed25519 verification per receipt and attestation
-// included); the sweep is 1,329 invocations (t.Logf prints the count by
-// command and the exit codes seen) and takes 20 to 35 seconds. -short
+// included); the sweep is 1,375 invocations (t.Logf prints the count by
+// command and the exit codes seen) and takes 20 to 30 seconds. -short
 // skips it.
 func TestReadSweep(t *testing.T) {
 	if testing.Short() {
