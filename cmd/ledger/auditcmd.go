@@ -68,9 +68,23 @@ func auditCommand(e *env) *cli.Command {
 				return usageErrorf("audit takes no arguments")
 			}
 			opts := ledger.AuditOptions{MaxProblems: c.Int("max-problems"), ScratchDir: c.String("scratch")}
+			if opts.MaxProblems < 0 {
+				return usageErrorf("--max-problems %d: must not be negative", opts.MaxProblems)
+			}
 			if c.IsSet("from") {
 				opts.From = c.Int64("from")
+				if opts.From < 0 {
+					return usageErrorf("--from %d: must not be negative", opts.From)
+				}
 			}
+			// The ledger is opened before --against is read, so that a
+			// usage error (a bad --wait, no ledger) is reported as one
+			// (exit 2) whatever the file holds.
+			l, err := openWith(c, e, ledger.Options{ReadOnly: true, AllowDamaged: true})
+			if err != nil {
+				return err
+			}
+			defer closeLedger(l)
 			if name := c.String("against"); name != "" {
 				note, err := readCheckpointFile(name, e.stdin)
 				if err != nil {
@@ -78,11 +92,6 @@ func auditCommand(e *env) *cli.Command {
 				}
 				opts.Against, opts.AgainstOnly = note, !c.IsSet("from")
 			}
-			l, err := openWith(c, e, ledger.Options{ReadOnly: true, AllowDamaged: true})
-			if err != nil {
-				return err
-			}
-			defer closeLedger(l)
 			start := time.Now()
 			var bar *progress
 			if !c.Bool("quiet") && !opts.AgainstOnly {

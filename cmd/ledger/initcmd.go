@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/proofledger/ledger/codec/keys"
 	"github.com/proofledger/ledger/ledger"
 )
 
@@ -25,7 +24,7 @@ func initCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			dirFlag(),
 			&cli.StringFlag{Name: "origin", Usage: "checkpoint origin (the log's name)", Value: "ledger.local"},
-			&cli.StringFlag{Name: "key", Usage: "use this Ed25519 private key file as the log key"},
+			&cli.StringFlag{Name: "key", Usage: "use this Ed25519 private key file as the log key (- for standard input)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the ledger's directory, origin, log key file and verifier key as one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
@@ -38,7 +37,7 @@ func initCommand(e *env) *cli.Command {
 			}
 			opts := ledger.InitOptions{Origin: origin, Logger: e.log}
 			if p := c.String("key"); p != "" {
-				k, err := keys.LoadPrivateKey(p)
+				k, err := loadPrivateKeyArg(p, e)
 				if err != nil {
 					return usageErrorf("--key: %v", pathless(err))
 				}

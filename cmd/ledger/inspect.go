@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/proofledger/ledger/codec"
 	"github.com/proofledger/ledger/codec/governance"
 	"github.com/proofledger/ledger/codec/inspect"
-	"github.com/proofledger/ledger/codec/keys"
 )
 
 func inspectCommand(e *env) *cli.Command {
@@ -29,42 +27,52 @@ func inspectCommand(e *env) *cli.Command {
 			"could not be checked (no --hmac-key-file) is not valid.\n\n" + exitCodeHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per input per line"},
-			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles (repeatable; each is tried in turn)"},
-			&cli.StringFlag{Name: "spec", Usage: "AVIR specification that attestations are checked against"},
-			&cli.StringSliceFlag{Name: "policy", Usage: "governance policy file known besides the three defaults (repeatable)"},
+			&cli.StringSliceFlag{Name: "hmac-key-file", Usage: "raw HMAC key for RVWW bundles (repeatable; each is tried in turn; - for standard input)"},
+			&cli.StringFlag{Name: "spec", Usage: "AVIR specification that attestations are checked against (- for standard input)"},
+			&cli.StringSliceFlag{Name: "policy", Usage: "governance policy file known besides the three defaults (repeatable; - for standard input)"},
 		},
 		Action: func(c *cli.Context) error { return runInspect(c, e) },
 	}
 }
 
 // verifyOptions loads the key, spec and policy files named by the common
-// verification flags.
-func verifyOptions(c *cli.Context, ins *inspect.Inspector) (inspect.Options, error) {
+// verification flags. Every file is read before any is parsed, so that a
+// file that cannot be read (a usage error, exit 2) is reported before one
+// that does not parse (exit 3).
+func verifyOptions(c *cli.Context, e *env, ins *inspect.Inspector) (inspect.Options, error) {
 	var opts inspect.Options
 	for _, p := range c.StringSlice("hmac-key-file") {
-		k, err := keys.LoadHMACKey(p)
+		k, err := loadHMACKeyArg(p, e)
 		if err != nil {
 			return opts, usageErrorf("--hmac-key-file %s: %v", p, pathless(err))
 		}
 		opts.HMACKeys = append(opts.HMACKeys, k)
 	}
+	var specData []byte
 	if p := c.String("spec"); p != "" {
-		data, err := os.ReadFile(p)
+		data, err := readFileArg(p, e, maxInputSize)
 		if err != nil {
 			return opts, usageErrorf("--spec %s: %v", p, pathless(err))
 		}
-		s, err := ins.ParseSpec(data)
+		specData = data
+	}
+	var policyData [][]byte
+	for _, p := range c.StringSlice("policy") {
+		data, err := readFileArg(p, e, maxPolicyFile)
+		if err != nil {
+			return opts, usageErrorf("--policy %s: %v", p, pathless(err))
+		}
+		policyData = append(policyData, data)
+	}
+	if p := c.String("spec"); p != "" {
+		s, err := ins.ParseSpec(specData)
 		if err != nil {
 			return opts, exitf(exitMalformed, "--spec %s: %v", p, err)
 		}
 		opts.Spec = s
 	}
-	for _, p := range c.StringSlice("policy") {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return opts, usageErrorf("--policy %s: %v", p, pathless(err))
-		}
-		pol, err := governance.ParsePolicy(data)
+	for i, p := range c.StringSlice("policy") {
+		pol, err := governance.ParsePolicy(policyData[i])
 		if err != nil {
 			return opts, exitf(exitMalformed, "--policy %s: %v", p, err)
 		}
@@ -87,11 +95,25 @@ func runInspect(c *cli.Context, e *env) error {
 	if err != nil {
 		return exitf(exitInternal, "%w", err)
 	}
-	opts, err := verifyOptions(c, ins)
+	// The inputs are named before the flags' files are read, so that no
+	// input is a usage error (exit 2) whatever those files hold.
+	refs, err := expandInputs(c.Args().Slice())
 	if err != nil {
 		return err
 	}
-	refs, err := expandInputs(c.Args().Slice())
+	places := [][2]string{{"--spec", c.String("spec")}}
+	for _, a := range c.Args().Slice() {
+		places = append(places, [2]string{"an input", a})
+	}
+	for _, f := range []string{"hmac-key-file", "policy"} {
+		for _, v := range c.StringSlice(f) {
+			places = append(places, [2]string{"--" + f, v})
+		}
+	}
+	if err := oneStdin(places); err != nil {
+		return err
+	}
+	opts, err := verifyOptions(c, e, ins)
 	if err != nil {
 		return err
 	}

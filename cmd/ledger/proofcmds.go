@@ -80,6 +80,9 @@ func proveCommand(e *env) *cli.Command {
 				if c.NArg() != 2 {
 					return usageErrorf("prove --consistency takes OLD and NEW tree sizes")
 				}
+				if c.IsSet("size") {
+					return usageErrorf("prove --consistency: --size does not apply (NEW is the size proven against)")
+				}
 				oldSize, err1 := strconv.ParseInt(c.Args().Get(0), 10, 64)
 				newSize, err2 := strconv.ParseInt(c.Args().Get(1), 10, 64)
 				if err1 != nil || err2 != nil || oldSize < 0 || newSize < 1 || oldSize > newSize {

@@ -85,6 +85,9 @@ func getCommand(e *env) *cli.Command {
 			if c.NArg() != 1 {
 				return usageErrorf("get takes one SEQ or ID")
 			}
+			if c.Bool("raw") && c.Bool("json") {
+				return usageErrorf("get: --raw writes the document's bytes, --json the event as JSON: not both")
+			}
 			l, err := openLedger(c, e, true)
 			if err != nil {
 				return err

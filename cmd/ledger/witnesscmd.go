@@ -54,7 +54,7 @@ func witnessBuildCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "task-id", Usage: "the task's UUID; give every attempt of one task the same id (default: a new random UUID)"},
 		&cli.StringFlag{Name: "created", Usage: "creation time: a date, an RFC 3339 time or a duration back from now (default: now)"},
 		&cli.IntFlag{Name: "retry", Usage: "retry count of this attempt (0 to 65535)"},
-		&cli.StringFlag{Name: "hmac-key-file", Usage: "sign the bundle with this raw HMAC-SHA256 key file (every byte is the key); unsigned without it"},
+		&cli.StringFlag{Name: "hmac-key-file", Usage: "sign the bundle with this raw HMAC-SHA256 key file (every byte is the key; - for standard input); unsigned without it"},
 		&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the bundle to this file, or - for standard output"},
 		&cli.BoolFlag{Name: "append", Usage: "append the bundle to the ledger (--dir)"},
 		&cli.BoolFlag{Name: "allow-unsigned", Usage: "with --append: admit the bundle although it is unsigned"},
@@ -131,6 +131,15 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 		return usageErrorf("--outcome: %s", inputReason(err))
 	}
 	parts.Outcome = o
+	// Before any input is read, so that a usage error is exit 2 whatever
+	// the inputs hold: --policy, and --wait (checked again when the
+	// ledger is opened, if it is).
+	if c.String("policy") == "" {
+		return usageErrorf(policyRequired)
+	}
+	if _, err := waitOf(c); err != nil {
+		return err
+	}
 	if s := c.String("task-id"); s != "" {
 		if parts.TaskID, err = witness.ParseTaskID(s); err != nil {
 			return usageErrorf("--task-id: %s", inputReason(err))
@@ -148,13 +157,23 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 	}
 	var opts witness.Options
 	var key *keys.HMACKey
+	stdinUsed := "" // the flag that reads standard input (-)
+	// notes go to stderr once the bundle is built: a failure is one line.
+	var notes []string
 	if p := c.String("hmac-key-file"); p != "" {
-		k, err := keys.LoadHMACKey(p)
+		if p == "-" {
+			stdinUsed = "hmac-key-file"
+		}
+		k, err := loadHMACKeyArg(p, e)
 		if err != nil {
 			return usageErrorf("--hmac-key-file %s: %v", p, pathless(err))
 		}
 		if bytes.HasSuffix(k.Secret, []byte("\n")) {
-			_, _ = fmt.Fprintf(e.stderr, "ledger: note: %s ends in a newline, which is part of the key as the reference uses it\n", p)
+			name := p
+			if p == "-" {
+				name = "the key on standard input"
+			}
+			notes = append(notes, name+" ends in a newline, which is part of the key as the reference uses it")
 		}
 		key, opts.Key = &k, k.Secret
 	}
@@ -164,7 +183,6 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 	opts.Logger = e.log
 
 	// Inputs: each section file, and the trace.
-	stdinUsed := ""
 	read := func(flag string) ([]byte, error) {
 		p := c.String(flag)
 		if p == "" {
@@ -248,7 +266,6 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 		line.Key = &id
 	}
 	code := exitOK
-	var notes []string
 	if appendIt {
 		var hk []keys.HMACKey
 		if key != nil {
@@ -308,6 +325,9 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 	return nil
 }
 
+// policyRequired is witness build's message when --policy is missing.
+const policyRequired = "--policy is required: restricted, approved, autonomous, a policy file, or a registered policy's name or hash"
+
 // resolveWitnessPolicy reads --policy: a default policy's name, a policy
 // file (stdin is data, already read), or a policy registered in the ledger
 // (by name or hash). l is the open ledger, or nil: the ledger is then
@@ -316,7 +336,7 @@ func runWitnessBuild(c *cli.Context, e *env) error {
 func resolveWitnessPolicy(c *cli.Context, e *env, l *admit.Ledger, stdin []byte) (governance.Policy, error) {
 	ref := c.String("policy")
 	if ref == "" {
-		return governance.Policy{}, usageErrorf("--policy is required: restricted, approved, autonomous, a policy file, or a registered policy's name or hash")
+		return governance.Policy{}, usageErrorf(policyRequired)
 	}
 	if p, ok := witness.DefaultPolicy(ref); ok {
 		return p, nil
