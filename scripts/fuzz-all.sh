@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target in the module for a fixed time each (30 targets
-# at 30s: about 15 minutes, plus a build per target). The tree is left as it
+# Runs every Go fuzz target in the module for a fixed time each (36 targets
+# at 30s: about 18 minutes, plus a build per target). The tree is left as it
 # was: the inputs the fuzzer finds interesting stay in the Go cache. With
 # FUZZ_KEEP=1 (make fuzz-corpus) they are copied into the package's
 # testdata/fuzz/<Target>/, where plain `go test` replays them, for review
