@@ -15,7 +15,8 @@ package ledger
 //     applying it: the snapshot holds exactly the log up to the batch.
 //  3. The syncer goroutine takes applied batches in order, waits for each
 //     batch's WAL sync, appends its checkpoint to the checkpoint log
-//     (ckptlog.go) and syncs that. Only then is the batch published: the
+//     (ckptlog.go) and syncs that; batches applied meanwhile wait together
+//     and share one checkpoint-log sync (group commit, in order). Only then is the batch published: the
 //     size, the latest checkpoint, the snapshot readers read through (which
 //     serves events, proofs and the replay short cut), and the answers to
 //     its callers. Visible means durable: nothing a reader or a caller is
@@ -162,17 +163,86 @@ func (l *Ledger) sequence() {
 // (invariant 3).
 func (l *Ledger) syncWait() {
 	defer l.wg.Done()
+	group := make([]*inflight, 0, maxSyncGroup)
 	for f := range l.syncq {
-		err := f.err
-		if f.b != nil {
-			err = l.makeDurable(f)
-			_ = f.b.Close() // releases memory; fails only for a batch closed twice
-			if err == nil {
-				l.publish(f.tip, f.snap)
-			} else {
-				_ = f.snap.Close() // Pebble's Snapshot.Close always returns nil
+		// Batches applied while the previous group was made durable wait
+		// here: they share one checkpoint-log sync (invariant 3).
+		group = append(group[:0], f)
+	gather:
+		for len(group) < maxSyncGroup {
+			select {
+			case g, ok := <-l.syncq:
+				if !ok {
+					break gather
+				}
+				group = append(group, g)
+			default:
+				break gather
 			}
 		}
+		l.complete(group)
+	}
+}
+
+// maxSyncGroup bounds the applied batches made durable together.
+const maxSyncGroup = 16
+
+// complete makes a group of applied batches durable, in order: each
+// batch's WAL sync, then one append of all their checkpoints to the
+// checkpoint log and one sync of it. Only then are they published and
+// their callers answered, in order. The first failure fails the ledger
+// (invariant 4): that batch and every later one are answered with it and
+// none of them is published.
+func (l *Ledger) complete(group []*inflight) {
+	errs := make([]error, len(group))
+	var failure error
+	var notes [][]byte
+	var withNote []int
+	for i, f := range group {
+		errs[i] = f.err
+		if f.b == nil {
+			continue
+		}
+		if failure == nil {
+			failure = l.syncBatch(f)
+		}
+		if failure != nil {
+			errs[i] = failure
+			continue
+		}
+		if f.events {
+			notes = append(notes, f.tip.ckpt.note)
+			withNote = append(withNote, i)
+		}
+	}
+	if len(notes) > 0 {
+		off := l.ckpts.off
+		if err := l.appendCheckpoints(notes); err != nil {
+			for i, f := range group {
+				if f.b != nil && errs[i] == nil {
+					errs[i] = err
+				}
+			}
+		} else {
+			for k, i := range withNote {
+				group[i].tip.ckptOff = off
+				off += int64(len(encodeCkptRecords(notes[k])))
+			}
+		}
+	}
+	for i, f := range group {
+		if f.b == nil {
+			continue
+		}
+		_ = f.b.Close() // releases memory; fails only for a batch closed twice
+		if errs[i] == nil {
+			l.publish(f.tip, f.snap)
+		} else {
+			_ = f.snap.Close() // Pebble's Snapshot.Close always returns nil
+		}
+	}
+	for i, f := range group {
+		err := errs[i]
 		if err == nil {
 			err = l.failed()
 		}
@@ -186,36 +256,45 @@ func (l *Ledger) syncWait() {
 	}
 }
 
-// makeDurable waits for a batch's WAL sync, then records its checkpoint in
-// the checkpoint log. Any failure fails the ledger (invariant 4).
-func (l *Ledger) makeDurable(f *inflight) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			fe, ok := r.(*FatalError)
-			if !ok {
-				panic(r)
-			}
-			err = fmt.Errorf("%w: %v", ErrFailed, fe)
-		}
-		if err != nil {
-			l.fail(err)
-		}
-	}()
+// syncBatch waits for a batch's WAL sync. Any failure fails the ledger
+// (invariant 4).
+func (l *Ledger) syncBatch(f *inflight) (err error) {
+	defer l.failOnError(&err)
 	if err := l.failed(); err != nil {
 		return err
 	}
 	if err := f.b.SyncWait(); err != nil {
 		return fmt.Errorf("%w: sync the store's write-ahead log: %v", ErrFailed, err)
 	}
-	if !f.events {
-		return nil
+	return nil
+}
+
+// appendCheckpoints records signed checkpoints in the checkpoint log and
+// syncs it. Any failure fails the ledger (invariant 4).
+func (l *Ledger) appendCheckpoints(notes [][]byte) (err error) {
+	defer l.failOnError(&err)
+	if err := l.failed(); err != nil {
+		return err
 	}
-	off, err := l.ckpts.append(f.tip.ckpt.note)
-	if err != nil {
+	if _, err := l.ckpts.append(notes...); err != nil {
 		return fmt.Errorf("%w: %v", ErrFailed, err)
 	}
-	f.tip.ckptOff = off
 	return nil
+}
+
+// failOnError turns a fatal Pebble error raised as a panic into *err and
+// fails the ledger on any error.
+func (l *Ledger) failOnError(err *error) {
+	if r := recover(); r != nil {
+		fe, ok := r.(*FatalError)
+		if !ok {
+			panic(r)
+		}
+		*err = fmt.Errorf("%w: %v", ErrFailed, fe)
+	}
+	if *err != nil {
+		l.fail(*err)
+	}
 }
 
 func (l *Ledger) drainClosed() {
