@@ -207,6 +207,9 @@ func (l *Ledger) complete(group []*inflight) {
 			failure = l.syncBatch(f)
 		}
 		if failure != nil {
+			// Pebble's WAL writer holds the batch until its sync ends:
+			// wait for that before the batch is closed below.
+			_ = f.b.SyncWait() // the group already failed with failure
 			errs[i] = failure
 			continue
 		}
@@ -260,11 +263,14 @@ func (l *Ledger) complete(group []*inflight) {
 // (invariant 4).
 func (l *Ledger) syncBatch(f *inflight) (err error) {
 	defer l.failOnError(&err)
+	// Always wait: Pebble's WAL writer holds the batch until its sync ends,
+	// and the caller closes it next.
+	serr := f.b.SyncWait()
 	if err := l.failed(); err != nil {
 		return err
 	}
-	if err := f.b.SyncWait(); err != nil {
-		return fmt.Errorf("%w: sync the store's write-ahead log: %v", ErrFailed, err)
+	if serr != nil {
+		return fmt.Errorf("%w: sync the store's write-ahead log: %v", ErrFailed, serr)
 	}
 	return nil
 }
