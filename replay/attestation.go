@@ -190,7 +190,7 @@ func attestationClaims(a *avir.Attestation, findings []codec.Finding) []Claim {
 
 	verdict := Claim{Field: "verdict", Claim: a.Verdict(), Basis: "section 10.2 over " + from}
 	if known {
-		want := overallVerdict(passed, total)
+		want := avir.OverallVerdict(passed, total)
 		verdict.Recomputed = want
 		ok := a.Verdict() == want
 		if total == 0 {
@@ -203,7 +203,7 @@ func attestationClaims(a *avir.Attestation, findings []codec.Finding) []Claim {
 
 	if d := a.VerdictDetails(); a.Form() == codec.FormReference && d != "" {
 		c := Claim{Field: "verdict_details", Claim: d, Basis: "the reference's wording for " + from}
-		if want := verdictDetails(passed, total); known && want != "" {
+		if want := avir.VerdictDetails(passed, total); known && want != "" {
 			c.Recomputed = want
 			c.Agrees = boolPtr(d == want)
 		}
@@ -232,37 +232,6 @@ func itemBasis(b avir.BenchmarkResult) string {
 		fmt.Fprintf(&sb, ", threshold %s", f(*b.Threshold))
 	}
 	return sb.String()
-}
-
-// overallVerdict is the section 10.2 rule as the reference applies it
-// (the same rule as codec/avir's, which does not export it; the tests
-// check that the two agree on every sample).
-func overallVerdict(passed, total int) string {
-	if total == 0 {
-		return "INVALID"
-	}
-	rate := float64(passed) / float64(total)
-	switch {
-	case rate == 1:
-		return "VERIFIED"
-	case rate >= 0.6:
-		return "PARTIAL"
-	}
-	return "FAILED"
-}
-
-// verdictDetails is the reference's verdict_details text, "" for INVALID.
-func verdictDetails(passed, total int) string {
-	failed := total - passed
-	switch overallVerdict(passed, total) {
-	case "VERIFIED":
-		return fmt.Sprintf("All %d benchmarks passed within tolerance", total)
-	case "PARTIAL":
-		return fmt.Sprintf("%d/%d benchmarks passed (%d failed)", passed, total, failed)
-	case "FAILED":
-		return fmt.Sprintf("Only %d/%d benchmarks passed (%d failed)", passed, total, failed)
-	}
-	return ""
 }
 
 // WriteJSON writes the report as one line of JSON.

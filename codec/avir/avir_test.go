@@ -418,7 +418,7 @@ func TestOverallVerdictRule(t *testing.T) {
 		passed, total int
 		want          string
 	}{{0, 0, "INVALID"}, {5, 5, "VERIFIED"}, {3, 5, "PARTIAL"}, {2, 3, "PARTIAL"}, {59, 100, "FAILED"}, {60, 100, "PARTIAL"}, {0, 4, "FAILED"}} {
-		if got := overallVerdict(c.passed, c.total); got != c.want {
+		if got := OverallVerdict(c.passed, c.total); got != c.want {
 			t.Errorf("%d/%d: %s, want %s", c.passed, c.total, got, c.want)
 		}
 	}

@@ -101,8 +101,8 @@ func BuildAttestation(in BuildInput) (*Attestation, error) {
 	if total > 0 {
 		rate = float64(passed) / float64(total)
 	}
-	verdict := overallVerdict(passed, total)
-	details := verdictDetails(passed, total)
+	verdict := OverallVerdict(passed, total)
+	details := VerdictDetails(passed, total)
 	if details == "" {
 		details = "No benchmarks were run"
 	}

@@ -450,8 +450,9 @@ func (v *verification) statistics(s Statistics, sp path) {
 	}
 }
 
-// overallVerdict is the section 10.2 rule as the reference applies it.
-func overallVerdict(passed, total int) string {
+// OverallVerdict is the section 10.2 rule as the reference applies it:
+// the overall verdict of passed benchmarks out of total.
+func OverallVerdict(passed, total int) string {
 	if total == 0 {
 		return "INVALID"
 	}
@@ -465,11 +466,11 @@ func overallVerdict(passed, total int) string {
 	return "FAILED"
 }
 
-// verdictDetails is the reference's verdict_details text, "" where it is
-// not known (INVALID).
-func verdictDetails(passed, total int) string {
+// VerdictDetails is the reference's verdict_details text for passed
+// benchmarks out of total, "" where it is not known (INVALID).
+func VerdictDetails(passed, total int) string {
 	failed := total - passed
-	switch overallVerdict(passed, total) {
+	switch OverallVerdict(passed, total) {
 	case "VERIFIED":
 		return fmt.Sprintf("All %d benchmarks passed within tolerance", total)
 	case "PARTIAL":
@@ -506,13 +507,13 @@ func (v *verification) summary() {
 	if !near(s.PassRate, rate, roundTol) {
 		v.r.add("summary_mismatch", sp.key("pass_rate"), "pass_rate %s, but the items give %d/%d = %s", canonjson.FormatFloat(s.PassRate), passed, total, canonjson.FormatFloat(rate))
 	}
-	want := overallVerdict(passed, total)
+	want := OverallVerdict(passed, total)
 	ok := a.verdict == want || (total == 0 && a.verdict == "INCONCLUSIVE")
 	if !ok {
 		v.r.add("verdict_mismatch", path{}.key("verdict"), "verdict %s, but %d/%d benchmarks passed, which section 10.2 calls %s", a.verdict, passed, total, want)
 	}
 	if a.form == codec.FormReference && a.verdictDetails != "" {
-		if d := verdictDetails(passed, total); d != "" && d != a.verdictDetails {
+		if d := VerdictDetails(passed, total); d != "" && d != a.verdictDetails {
 			v.r.add("verdict_details_mismatch", path{}.key("verdict_details"), "verdict_details %q, but the items give %q", a.verdictDetails, d)
 		}
 	}
