@@ -240,19 +240,24 @@ func encodeCkptRecords(notes ...[]byte) []byte {
 }
 
 // append writes the notes as records and syncs the file. Only then may
-// the checkpoints they carry be shown to anyone. It returns where the last
+// the checkpoints they carry be shown to anyone. It returns where each
 // note's record starts.
-func (c *ckptLog) append(notes ...[]byte) (int64, error) {
-	buf := encodeCkptRecords(notes...)
+func (c *ckptLog) append(notes ...[]byte) ([]int64, error) {
+	starts := make([]int64, len(notes))
+	var buf []byte
+	for i, n := range notes {
+		starts[i] = c.off + int64(len(buf))
+		buf = append(buf, encodeCkptRecords(n)...)
+	}
 	if _, err := c.f.WriteAt(buf, c.off); err != nil {
-		return 0, fmt.Errorf("write %s: %w", c.name, err)
+		return nil, fmt.Errorf("write %s: %w", c.name, err)
 	}
 	if err := c.f.SyncData(); err != nil {
-		return 0, fmt.Errorf("sync %s: %w", c.name, err)
+		return nil, fmt.Errorf("sync %s: %w", c.name, err)
 	}
 	c.off += int64(len(buf))
-	c.last = c.off - int64(len(encodeCkptRecords(notes[len(notes)-1])))
-	return c.last, nil
+	c.last = starts[len(starts)-1]
+	return starts, nil
 }
 
 func (c *ckptLog) close() error {

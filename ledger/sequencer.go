@@ -219,8 +219,8 @@ func (l *Ledger) complete(group []*inflight) {
 		}
 	}
 	if len(notes) > 0 {
-		off := l.ckpts.off
-		if err := l.appendCheckpoints(notes); err != nil {
+		starts, err := l.appendCheckpoints(notes)
+		if err != nil {
 			for i, f := range group {
 				if f.b != nil && errs[i] == nil {
 					errs[i] = err
@@ -228,8 +228,7 @@ func (l *Ledger) complete(group []*inflight) {
 			}
 		} else {
 			for k, i := range withNote {
-				group[i].tip.ckptOff = off
-				off += int64(len(encodeCkptRecords(notes[k])))
+				group[i].tip.ckptOff = starts[k]
 			}
 		}
 	}
@@ -277,15 +276,15 @@ func (l *Ledger) syncBatch(f *inflight) (err error) {
 
 // appendCheckpoints records signed checkpoints in the checkpoint log and
 // syncs it. Any failure fails the ledger (invariant 4).
-func (l *Ledger) appendCheckpoints(notes [][]byte) (err error) {
+func (l *Ledger) appendCheckpoints(notes [][]byte) (starts []int64, err error) {
 	defer l.failOnError(&err)
 	if err := l.failed(); err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := l.ckpts.append(notes...); err != nil {
-		return fmt.Errorf("%w: %v", ErrFailed, err)
+	if starts, err = l.ckpts.append(notes...); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFailed, err)
 	}
-	return nil
+	return starts, nil
 }
 
 // failOnError turns a fatal Pebble error raised as a panic into *err and
