@@ -214,7 +214,9 @@ func lookupIdent(r pebble.Reader, k []byte) (identValue, bool, error) {
 func prepareEntries(entries []*Entry) {
 	for i, e := range entries {
 		e.idx = i
-		e.digest = sha256.Sum256(e.Data)
+		if !e.hasDigest {
+			e.digest = sha256.Sum256(e.Data)
+		}
 		if e.Arrival.IsZero() {
 			e.Arrival = time.Now()
 		}
@@ -329,6 +331,8 @@ func (l *Ledger) commitBatch(reqs []*appendRequest) (f *inflight) {
 		return f
 	}
 	f.b, f.snap = b, l.db.NewSnapshot()
+	l.applied++
+	f.gen = l.applied
 	if len(bb.refused) > 0 {
 		l.nonLogChange.Store(true) // the journal changed: a new read copy shows it
 	}

@@ -239,10 +239,20 @@ func encodeCkptRecords(notes ...[]byte) []byte {
 	return buf
 }
 
-// append writes the notes as records and syncs the file. Only then may
-// the checkpoints they carry be shown to anyone. It returns where each
-// note's record starts.
+// append writes the notes as records and syncs the file. It returns
+// where each note's record starts.
 func (c *ckptLog) append(notes ...[]byte) ([]int64, error) {
+	starts, err := c.write(notes...)
+	if err != nil {
+		return nil, err
+	}
+	return starts, c.sync()
+}
+
+// write writes the notes as records, returning where each record starts.
+// Only once sync has returned may the checkpoints they carry be shown to
+// anyone.
+func (c *ckptLog) write(notes ...[]byte) ([]int64, error) {
 	starts := make([]int64, len(notes))
 	var buf []byte
 	for i, n := range notes {
@@ -252,12 +262,18 @@ func (c *ckptLog) append(notes ...[]byte) ([]int64, error) {
 	if _, err := c.f.WriteAt(buf, c.off); err != nil {
 		return nil, fmt.Errorf("write %s: %w", c.name, err)
 	}
-	if err := c.f.SyncData(); err != nil {
-		return nil, fmt.Errorf("sync %s: %w", c.name, err)
-	}
 	c.off += int64(len(buf))
 	c.last = starts[len(starts)-1]
 	return starts, nil
+}
+
+// sync makes what was written durable. It may run beside write (the
+// publisher syncs while the syncer writes the next records).
+func (c *ckptLog) sync() error {
+	if err := c.f.SyncData(); err != nil {
+		return fmt.Errorf("sync %s: %w", c.name, err)
+	}
+	return nil
 }
 
 func (c *ckptLog) close() error {

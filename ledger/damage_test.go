@@ -98,6 +98,11 @@ func memLedger(t testing.TB, n int) (*vfs.MemFS, string) {
 	}
 	appendRaw(t, l, 0, n)
 	vkey := l.VerifierKey()
+	// Published: the checkpoint log holds the last checkpoint, synced
+	// (an append is answered before that sync; see sequencer.go).
+	if l.Size() != int64(n) {
+		t.Fatalf("size %d, want %d", l.Size(), n)
+	}
 	img := mem.CrashClone(vfs.CrashCloneCfg{})
 	if err := l.Close(); err != nil {
 		t.Fatal(err)

@@ -45,9 +45,16 @@ type Entry struct {
 	// refusal is provisional and not journaled.
 	RetryWaiting bool
 
-	idx    int // position in the caller's slice
-	digest [32]byte
+	idx       int // position in the caller's slice
+	digest    [32]byte
+	hasDigest bool
 }
+
+// SetDigest gives the SHA-256 of Data when the caller computed it already
+// (admission does, for its replay short cut), so that Append does not hash
+// the document again. It must be the digest of Data: reads and the audit
+// check every stored document against it.
+func (e *Entry) SetDigest(d [32]byte) { e.digest, e.hasDigest = d, true }
 
 // Status is what became of one entry.
 type Status string

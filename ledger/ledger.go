@@ -158,8 +158,9 @@ type Ledger struct {
 	// Sequencer and syncer (sequencer.go); nil queue when read-only.
 	queue  chan *appendRequest
 	syncq  chan *inflight
-	prep   chan struct{} // one token per core for decoding and verifying
-	ckpts  *ckptLog      // owned by the syncer once started
+	pubq   chan []*inflight // answered batches, for the publisher
+	prep   chan struct{}    // one token per core for decoding and verifying
+	ckpts  *ckptLog         // written by the syncer and synced by the publisher once started
 	maxB   int
 	closed chan struct{}
 	wg     sync.WaitGroup
@@ -183,8 +184,9 @@ type Ledger struct {
 	// seqMu is held while a batch is built and applied, and by Rebuild;
 	// next is the state after the last applied batch (which may not be
 	// durable yet: see the invariants in sequencer.go).
-	seqMu sync.Mutex
-	next  tip
+	seqMu   sync.Mutex
+	next    tip
+	applied int64 // generation of the last batch applied (inflight.gen)
 
 	// pubMu guards pub (what readers see: durable state only), the count
 	// of outstanding views and the fatal error.
@@ -193,6 +195,10 @@ type Ledger struct {
 	pub     *view
 	views   int // views not yet released, pub's own included
 	fatal   error
+	// ackGen is the generation of the last batch whose callers were
+	// answered, pubGen of the last one published, doneGen of the last one
+	// the publisher is done with, published or not (inflight.gen).
+	ackGen, pubGen, doneGen int64
 }
 
 // tip is the log's end: its size, the last event's arrival time and the

@@ -414,7 +414,7 @@ func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_
 		if l.zdec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(64<<20)); err != nil {
 			return nil, err
 		}
-		l.publish(tip{}, nil)
+		l.publish(tip{}, nil, 0)
 		return l, nil
 	}
 	if err != nil {
@@ -467,7 +467,7 @@ func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_
 			return nil, err
 		}
 		l.damage, l.readOnly = err, true
-		l.publish(tip{size: st.size, lastT: st.lastT}, nil)
+		l.publish(tip{size: st.size, lastT: st.lastT}, nil, 0)
 		return l, nil
 	}
 	if err != nil {
@@ -477,7 +477,7 @@ func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_
 		return nil, err
 	}
 	if readOnly {
-		l.publish(t, nil)
+		l.publish(t, nil, 0)
 		return l, nil
 	}
 	if t.journal, err = readJournalState(l.db); err != nil {
@@ -500,7 +500,7 @@ func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_
 		return nil, err
 	}
 	l.next = t
-	l.publish(t, l.db.NewSnapshot())
+	l.publish(t, l.db.NewSnapshot(), 0)
 	qs := opts.QueueSize
 	if qs <= 0 {
 		qs = 1024
@@ -512,9 +512,11 @@ func openStore(ctx context.Context, dir string, opts Options, mode storeMode) (_
 	l.queue = make(chan *appendRequest, qs)
 	l.prep = make(chan struct{}, runtime.GOMAXPROCS(0))
 	l.syncq = make(chan *inflight, 4)
-	l.wg.Add(2)
+	l.pubq = make(chan []*inflight, 4)
+	l.wg.Add(3)
 	go l.sequence()
 	go l.syncWait()
+	go l.publishLoop()
 	// Derived entries left incomplete (an interrupted rebuild, or an
 	// upgrade) are rebuilt now, when the rules that derive them are here;
 	// so are entries out of date.

@@ -96,10 +96,21 @@ type Snapshot struct {
 	err error // why the snapshot could not be taken (the ledger is closed)
 }
 
-// Snapshot returns a view of the durable state as of now. When the ledger
-// is closed, the snapshot's reads return ErrClosed.
+// Snapshot returns a view of the durable state as of now: it holds every
+// batch whose appenders were answered before the call. When the ledger is
+// closed, the snapshot's reads return ErrClosed.
 func (l *Ledger) Snapshot() *Snapshot {
 	v, err := l.acquire()
+	return &Snapshot{l: l, v: v, err: err}
+}
+
+// Latest returns a view of the state published last, without waiting, as
+// Snapshot does, for batches whose appenders were answered but whose
+// checkpoints are not yet synced to the checkpoint log (one sync at most):
+// for look-ups that may lag behind the appends, such as admission's short
+// cuts (the sequencer decides against the applied state).
+func (l *Ledger) Latest() *Snapshot {
+	v, err := l.acquireNow()
 	return &Snapshot{l: l, v: v, err: err}
 }
 
@@ -324,6 +335,6 @@ func (l *Ledger) Rebuild(ctx context.Context, progress func(done int64)) (err er
 	}
 	l.stale.Store(false)
 	// Readers see the rebuilt entries from now on.
-	l.publish(l.next, l.db.NewSnapshot())
+	l.publish(l.next, l.db.NewSnapshot(), 0)
 	return nil
 }

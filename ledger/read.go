@@ -163,6 +163,18 @@ func (l *Ledger) LookupDigest(d [32]byte) (seq int64, kind codec.Kind, id string
 		return 0, "", "", false, err
 	}
 	defer l.releaseView(v)
+	return lookupDigest(v, d)
+}
+
+// LookupDigest is Ledger.LookupDigest in the snapshot.
+func (s *Snapshot) LookupDigest(d [32]byte) (seq int64, kind codec.Kind, id string, found bool, err error) {
+	if s.v == nil {
+		return 0, "", "", false, s.closedErr()
+	}
+	return lookupDigest(s.v, d)
+}
+
+func lookupDigest(v *view, d [32]byte) (seq int64, kind codec.Kind, id string, found bool, err error) {
 	k := digestKey(d)
 	val, err := viewGet(v, k)
 	if errors.Is(err, ErrNotFound) {

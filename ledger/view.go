@@ -28,8 +28,28 @@ type view struct {
 }
 
 // acquire returns the current view with a reference for the caller, who
-// must releaseView it.
+// must releaseView it. A view shows every batch whose callers were
+// answered before acquire was called: it waits for the publisher to be
+// done with them (one checkpoint-log sync at most). A batch the publisher
+// could not publish (its sync failed, and the ledger with it) stays
+// unseen until the store is reopened.
 func (l *Ledger) acquire() (*view, error) {
+	l.pubMu.Lock()
+	defer l.pubMu.Unlock()
+	for target := l.ackGen; l.pub != nil && l.doneGen < target; {
+		l.pubCond.Wait()
+	}
+	if l.pub == nil {
+		return nil, ErrClosed
+	}
+	l.pub.refs++
+	return l.pub, nil
+}
+
+// acquireNow is acquire without the wait: the view published last. The
+// admission's short cuts read it (a replay it misses, the sequencer still
+// finds).
+func (l *Ledger) acquireNow() (*view, error) {
 	l.pubMu.Lock()
 	defer l.pubMu.Unlock()
 	if l.pub == nil {
@@ -56,8 +76,9 @@ func (l *Ledger) releaseView(v *view) {
 	}
 }
 
-// publish makes t, read through snap, what readers see.
-func (l *Ledger) publish(t tip, snap *pebble.Snapshot) {
+// publish makes t, read through snap, what readers see; gen, when not 0,
+// is the generation of the batch that made it.
+func (l *Ledger) publish(t tip, snap *pebble.Snapshot, gen int64) {
 	nv := &view{size: t.size, lastT: t.lastT, ckpt: t.ckpt, ckptOff: t.ckptOff, r: snap, snap: snap, refs: 1}
 	if snap == nil {
 		nv.r = l.db
@@ -66,10 +87,25 @@ func (l *Ledger) publish(t tip, snap *pebble.Snapshot) {
 	old := l.pub
 	l.pub = nv
 	l.views++
+	if gen > 0 {
+		l.pubGen = gen
+	}
 	l.pubMu.Unlock()
 	if old != nil {
 		l.releaseView(old)
 	}
+	l.pubCond.Broadcast()
+}
+
+// handled records that the publisher is done with the batch of
+// generation gen (0: a batch that wrote nothing).
+func (l *Ledger) handled(gen int64) {
+	if gen == 0 {
+		return
+	}
+	l.pubMu.Lock()
+	l.doneGen = gen
+	l.pubMu.Unlock()
 	l.pubCond.Broadcast()
 }
 
@@ -78,7 +114,7 @@ func (l *Ledger) publish(t tip, snap *pebble.Snapshot) {
 func (l *Ledger) waitPublished() error {
 	l.pubMu.Lock()
 	defer l.pubMu.Unlock()
-	for l.fatal == nil && l.pub != nil && l.pub.size != l.next.size {
+	for l.fatal == nil && l.pub != nil && l.pubGen != l.applied {
 		l.pubCond.Wait()
 	}
 	if l.fatal != nil {

@@ -280,14 +280,17 @@ func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Option
 	o := ledger.Outcome{Name: s.Name, Status: ledger.StatusRejected, Seq: -1}
 	// A byte-identical copy of a stored document is a replay whatever the
 	// trust settings: one point lookup in the durable log, no decoding.
-	if seq, kind, id, found, err := l.LookupDigest(sha256.Sum256(s.Data)); err != nil {
+	digest := sha256.Sum256(s.Data)
+	latest := l.Latest()
+	defer latest.Close()
+	if seq, kind, id, found, err := latest.LookupDigest(digest); err != nil {
 		return nil, o, "", err
 	} else if found {
 		o.Kind, o.ID, o.Seq = kind, id, seq
 		o.Status = ledger.StatusReplay
 		o.Reason = fmt.Sprintf("already in the ledger as event %d", seq)
 		// The copy speaks for whom the original does.
-		ev, err := l.Event(seq, false)
+		ev, err := latest.Event(seq, false)
 		if err != nil {
 			return nil, o, "", err
 		}
@@ -331,6 +334,7 @@ func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Option
 	f := &facts{position: -1, stale: fresh.judge(res, arrival)}
 	e := &ledger.Entry{Name: s.Name, Kind: res.Kind, ID: res.ID, Data: s.Data, Arrival: arrival, Facts: f,
 		Leaf: proof.Leaf{Subject: res.Subject, Signer: res.Signer, Time: res.Time, Position: -1, Attrs: attrs.Of(res)}}
+	e.SetDigest(digest)
 	switch {
 	case res.Receipt != nil:
 		r := res.Receipt
@@ -377,7 +381,7 @@ func (l *Ledger) candidateAgent(e *ledger.Entry, f *facts) (string, error) {
 	case f.agent != "":
 		return f.agent, nil
 	case f.prev != "":
-		s := l.Snapshot()
+		s := l.Latest()
 		defer s.Close()
 		k := chainKey(f.prev)
 		v, err := s.Get(k)
