@@ -512,3 +512,113 @@ func TestGroupedSyncFailure(t *testing.T) {
 		t.Fatalf("append after reopening: %v", err)
 	}
 }
+
+// TestAnsweredBeforeLogSync holds the checkpoint log's sync while an
+// append is answered (its batch is in the synced WAL, its checkpoint
+// written to the log but not synced): nothing of it is published yet, and
+// a power loss at that moment (a crash image without unsynced writes)
+// leaves a ledger that opens undamaged, holds the acknowledged event and
+// writes its checkpoint to the log again. Then the sync goes on and the
+// running ledger publishes the append.
+func TestAnsweredBeforeLogSync(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewCrashableMem()
+	ffs := newFaultFS(mem)
+	lk := NewMemLocker()
+	if err := Init(memDir, InitOptions{Origin: "window.test", Key: testKey(5), FS: ffs.fs, Locker: lk}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(memDir, Options{FS: ffs.fs, Locker: lk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, l, 0, 10)
+	if l.Size() != 10 {
+		t.Fatalf("size %d, want 10", l.Size())
+	}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	ffs.arm(func(op errorfs.Op) bool {
+		if isCkptLog(op) && isSync(op) {
+			once.Do(func() {
+				entered <- struct{}{}
+				<-release
+			})
+		}
+		return false // never fails: holds the first sync
+	})
+	out, err := l.Append(ctx, []*Entry{rawEntry(10)})
+	if err != nil || out[0].Status != StatusAppended || out[0].Seq != 10 {
+		t.Fatalf("append: %v %+v", err, out)
+	}
+	<-entered
+	s := l.Latest()
+	if s.Size() != 10 {
+		t.Errorf("published size %d while the checkpoint log's sync is held, want 10", s.Size())
+	}
+	s.Close()
+	img := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0, RNG: rand.New(rand.NewPCG(3, 4))})
+	close(release)
+	if got := l.Size(); got != 11 {
+		t.Errorf("size after the sync went on: %d, want 11 (a read after an answer sees it)", got)
+	}
+	ffs.disarm()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	l2, err := Open(memDir, Options{FS: img, Locker: NewMemLocker()})
+	if err != nil {
+		t.Fatalf("open the image taken before the checkpoint log's sync: %v", err)
+	}
+	defer func() {
+		if err := l2.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	if l2.Size() != 11 {
+		t.Fatalf("image holds %d events, want the 11 acknowledged", l2.Size())
+	}
+	rec, _, _, err := lastCkptRecord(img, img.PathJoin(memDir, ckptLogFile), l2.openNote)
+	if err != nil || rec.c.Size != 11 {
+		t.Errorf("checkpoint log after reopening: last record of size %d, %v; want 11", rec.c.Size, err)
+	}
+	if rep, err := l2.Audit(ctx, AuditOptions{}); err != nil || !rep.OK() {
+		t.Errorf("audit: %v %v", err, rep.Problems)
+	}
+}
+
+// TestReadYourAppends: whatever the checkpoint log's sync is doing, a read
+// that starts after Append returned sees the appended events.
+func TestReadYourAppends(t *testing.T) {
+	ctx := context.Background()
+	l := newLedger(t, Options{}) // a real directory: real syncs
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for {
+				n := int(next.Add(1))
+				if n > 400 {
+					return
+				}
+				out, err := l.Append(ctx, []*Entry{rawEntry(n)})
+				if err != nil || out[0].Status != StatusAppended {
+					t.Errorf("append %d: %v %+v", n, err, out)
+					return
+				}
+				seq := out[0].Seq
+				if size := l.Size(); size <= seq {
+					t.Errorf("size %d right after event %d was acknowledged", size, seq)
+				}
+				if _, err := l.Event(seq, true); err != nil {
+					t.Errorf("event %d right after it was acknowledged: %v", seq, err)
+				}
+				if _, err := l.ProveInclusion(seq, 0); err != nil {
+					t.Errorf("inclusion proof of event %d right after it was acknowledged: %v", seq, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
