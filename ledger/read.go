@@ -155,28 +155,15 @@ func (l *Ledger) Seen(kind codec.Kind, id string) (seq int64, found bool, err er
 	return iv.seq, true, nil
 }
 
-// LookupDigest finds the durable event whose document's SHA-256 is d: a
-// byte-identical copy of a stored document is a replay, whatever it says.
-func (l *Ledger) LookupDigest(d [32]byte) (seq int64, kind codec.Kind, id string, found bool, err error) {
-	v, err := l.acquire()
-	if err != nil {
-		return 0, "", "", false, err
-	}
-	defer l.releaseView(v)
-	return lookupDigest(v, d)
-}
-
-// LookupDigest is Ledger.LookupDigest in the snapshot.
+// LookupDigest finds the event in the snapshot whose document's SHA-256 is
+// d: a byte-identical copy of a stored document is a replay, whatever it
+// says.
 func (s *Snapshot) LookupDigest(d [32]byte) (seq int64, kind codec.Kind, id string, found bool, err error) {
 	if s.v == nil {
 		return 0, "", "", false, s.closedErr()
 	}
-	return lookupDigest(s.v, d)
-}
-
-func lookupDigest(v *view, d [32]byte) (seq int64, kind codec.Kind, id string, found bool, err error) {
 	k := digestKey(d)
-	val, err := viewGet(v, k)
+	val, err := viewGet(s.v, k)
 	if errors.Is(err, ErrNotFound) {
 		return 0, "", "", false, nil
 	}
@@ -184,7 +171,7 @@ func lookupDigest(v *view, d [32]byte) (seq int64, kind codec.Kind, id string, f
 		return 0, "", "", false, err
 	}
 	seq, kind, id, err = decodeDigest(k, val)
-	if err != nil || seq >= v.size {
+	if err != nil || seq >= s.v.size {
 		return 0, "", "", false, err
 	}
 	return seq, kind, id, true, nil

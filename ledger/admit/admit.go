@@ -348,7 +348,7 @@ func (l *Ledger) prepare(i int, s Submission, iopts inspect.Options, opts Option
 	case res.Rollback != nil:
 		f.task = res.Rollback.TaskID
 	}
-	agent, err := l.candidateAgent(e, f)
+	agent, err := candidateAgent(latest, e, f)
 	if err != nil {
 		return nil, o, "", err
 	}
@@ -371,9 +371,9 @@ func JournalAgent(l *proof.Leaf) string {
 // trusted document is refused in sequence: what its leaf would say
 // (JournalAgent), as far as it is known before sequencing. A receipt
 // without agent_id that continues a receipt speaks for that receipt's
-// agent (one point lookup of the durable chain entry; "" when the
-// predecessor is not durable yet).
-func (l *Ledger) candidateAgent(e *ledger.Entry, f *facts) (string, error) {
+// agent (one point lookup of the chain entry in s, the view published
+// last; "" when the predecessor is not published yet).
+func candidateAgent(s *ledger.Snapshot, e *ledger.Entry, f *facts) (string, error) {
 	if e.Kind != codec.KindVRF {
 		return e.Leaf.Signer, nil
 	}
@@ -381,8 +381,6 @@ func (l *Ledger) candidateAgent(e *ledger.Entry, f *facts) (string, error) {
 	case f.agent != "":
 		return f.agent, nil
 	case f.prev != "":
-		s := l.Latest()
-		defer s.Close()
 		k := chainKey(f.prev)
 		v, err := s.Get(k)
 		if errors.Is(err, ledger.ErrNotFound) {
