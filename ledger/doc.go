@@ -2,10 +2,11 @@
 // that only stores. Every entry it is given becomes an event with a dense
 // sequence number, its original bytes and a leaf of an RFC 6962 Merkle
 // tree whose stored hashes live in the same Pebble store. One sequencer
-// group-commits batches; a batch is published (size, signed checkpoint,
-// the snapshot readers read through) only after its WAL sync and the sync
-// of the checkpoint log kept outside Pebble (the invariants are at the top
-// of sequencer.go). It checks the store against what it signed when it
+// group-commits batches; a batch's callers are answered after its WAL sync
+// and the write of its signed checkpoint to the checkpoint log kept outside
+// Pebble, and the batch is published (size, signed checkpoint, the
+// snapshot readers read through) only after that log's sync too (the
+// invariants are at the top of sequencer.go). It checks the store against what it signed when it
 // opens, checks what it serves, produces inclusion and consistency proofs,
 // exports, audits and rebuilds.
 //
